@@ -1,0 +1,1 @@
+"""Model registry, context profiles, LLM providers and performance history."""

@@ -1,0 +1,85 @@
+"""The ``semspec`` command line: a root app that adds one sub-app per area."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from semspec import __version__
+from semspec.cli import config_cmd, init_cmd, services_cmd
+from semspec.cli.context import CliContext, find_repo
+from semspec.errors import SemspecError
+from semspec.logging import configure_logging
+
+app = typer.Typer(
+    name="semspec",
+    help="Durable orchestration of LLM coding agents: developer → gates → reviewer.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"semspec {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    repo: Path | None = typer.Option(
+        None, "--repo", envvar="SEMSPEC_REPO", help="Target repository (default: nearest to cwd)."
+    ),
+    log_format: str = typer.Option(
+        "auto",
+        "--log-format",
+        envvar="SEMSPEC_LOG_FORMAT",
+        help="Log format on stderr: auto (console on a TTY, JSON otherwise), console, json.",
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """Set up logging and the target repository for every command."""
+    if log_format not in ("auto", "console", "json"):
+        raise typer.BadParameter("expected auto, console or json", param_hint="--log-format")
+    configure_logging(log_format, os.environ.get("SEMSPEC_LOG_LEVEL", "INFO"))  # type: ignore[arg-type]
+    target = repo.resolve() if repo is not None else find_repo(Path.cwd())
+    ctx.obj = CliContext(target)
+
+
+app.add_typer(config_cmd.app, name="config")
+init_cmd.register(app)
+services_cmd.register(app)
+
+
+def main() -> None:
+    """Console-script entry point: run the app, turning semspec errors into one clear line."""
+    try:
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except SemspecError as exc:
+        err = Console(stderr=True)
+        err.print(f"error: {exc.message}", markup=False, soft_wrap=True)
+        if exc.hint:
+            err.print(f"hint: {exc.hint}", markup=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+        raise

@@ -1,0 +1,118 @@
+"""``semspec init [PATH]``: write a commented config with a detected gate preset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from semspec.cli.context import CliContext
+from semspec.config import config_path
+from semspec.errors import InputError
+
+_MARKERS = {
+    "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"),
+    "go": ("go.mod",),
+    "node": ("package.json",),
+    "rust": ("Cargo.toml",),
+}
+
+TEMPLATE = """\
+# semspec configuration. Every key is optional; `semspec config show` prints the effective
+# values and `semspec config validate` checks this file. Environment variables override keys:
+# SEMSPEC_LOOP__MAX_RETRIES=5 sets loop.max_retries.
+
+project:
+  name: {name}
+  base_branch: {branch}        # task branches start here
+
+gates:
+  preset: {preset}             # python | go | node | rust | none (configs/gates/<preset>.yaml)
+  overrides: {{}}               # e.g. {{test: {{command: "pytest -q tests/unit", timeout: 300}}}}
+  additional: []               # e.g. [{{name: docs, command: "make docs", required: false}}]
+
+loop:
+  max_retries: 3               # developer retries before escalating to a human
+  max_iterations: 12
+
+risk:                          # risk monitor thresholds; level = first response of the ladder
+  retry_count: {{threshold: 3, level: escalate}}
+  context_utilization: {{threshold: 0.70, level: pause}}
+  scope_creep: {{level: warn}}
+  conflicting_changes: {{threshold: 2, level: halt}}
+
+context:
+  safety_margin: 0.20
+  min_working_memory: 8000
+  max_task_files: 4
+
+models:
+  developer: {{provider: scripted, model: scripted}}
+  reviewer: {{provider: scripted, model: scripted}}
+
+services:                      # leave nats.url / temporal.address unset for the embedded stack
+  nats: {{}}                    # url, token, user, password, creds_file
+  temporal: {{}}                # address, namespace, tls_cert, tls_key, api_key
+
+graph:
+  mode: embedded               # or sparql with query_url and update_url
+"""
+
+
+def detect_preset(repo: Path) -> str:
+    """The gate preset matching the repository's build files, or ``none``."""
+    for preset, markers in _MARKERS.items():
+        if any((repo / marker).exists() for marker in markers):
+            return preset
+    return "none"
+
+
+def _current_branch(repo: Path) -> str:
+    head = repo / ".git" / "HEAD"
+    try:
+        ref = head.read_text(encoding="utf-8").strip()
+    except OSError:
+        return "main"
+    return ref.removeprefix("ref: refs/heads/") if ref.startswith("ref: ") else "main"
+
+
+def init_repo(repo: Path, force: bool = False) -> tuple[Path, str]:
+    """Write ``.semspec/config.yaml`` and the SOP folder; return the path and preset."""
+    if not repo.is_dir():
+        raise InputError(f"{repo} is not a directory", hint="pass an existing repository path")
+    path = config_path(repo)
+    if path.exists() and not force:
+        raise InputError(
+            f"{path} already exists", hint="pass --force to overwrite it, or edit it by hand"
+        )
+    preset = detect_preset(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (repo / ".semspec" / "sources" / "docs" / "sops").mkdir(parents=True, exist_ok=True)
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in repo.resolve().name) or "project"
+    path.write_text(
+        TEMPLATE.format(name=name, branch=_current_branch(repo), preset=preset), encoding="utf-8"
+    )
+    gitignore = repo / ".semspec" / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("run/\ngraph/\n", encoding="utf-8")
+    return path, preset
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``init`` to the root app."""
+
+    @app.command("init")
+    def init(
+        ctx: typer.Context,
+        path: Path = typer.Argument(Path("."), help="Repository to initialise."),
+        force: bool = typer.Option(False, "--force", help="Overwrite an existing config."),
+    ) -> None:
+        """Write a commented .semspec/config.yaml with a gate preset detected from the repo."""
+        obj = ctx.find_root().obj
+        console = obj.console if isinstance(obj, CliContext) else None
+        written, preset = init_repo(path.resolve(), force)
+        message = f"wrote {written} (gate preset: {preset}); add SOPs under .semspec/sources/docs/sops/"
+        if console is not None:
+            console.print(message, markup=False)
+        else:
+            typer.echo(message)

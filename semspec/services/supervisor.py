@@ -1,0 +1,145 @@
+"""Start, check and stop the embedded service stack.
+
+``up`` is idempotent: a recorded service whose PID still runs our command line is left alone.
+``down`` stops only recorded processes that are still ours. Data under the run directory
+survives both.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from semspec.config.models import SemspecConfig
+from semspec.errors import ServiceError
+from semspec.services import process
+from semspec.services.connect import run_dir_of
+from semspec.services.specs import NatsSpec, ServiceSpec, TemporalSpec
+from semspec.services.state import ServiceRecord, load_records, save_records
+
+HEALTH_TIMEOUT_S = 60.0
+
+
+@dataclass
+class ServiceStatus:
+    """What ``status`` reports for one service."""
+
+    name: str
+    state: str  # "up", "down", "started", "already running", "external", "unreachable"
+    address: str
+    version: str = ""
+    pid: int | None = None
+    extra: dict[str, str] | None = None
+
+
+def default_specs() -> list[ServiceSpec]:
+    """The services ``up`` manages, in start order; later services may depend on earlier."""
+    return [NatsSpec(), TemporalSpec()]
+
+
+class Supervisor:
+    """Starts and stops the services of one repository."""
+
+    def __init__(
+        self,
+        config: SemspecConfig,
+        repo: Path,
+        specs: Sequence[ServiceSpec] | None = None,
+        on_progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.repo = repo
+        self.run_dir = run_dir_of(config, repo)
+        self.specs = list(specs) if specs is not None else default_specs()
+        self._progress = on_progress or (lambda _msg: None)
+
+    def up(self) -> list[ServiceStatus]:
+        """Start every embedded service not already running and wait until each is healthy."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        records = load_records(self.run_dir)
+        results = []
+        for spec in self.specs:
+            external = spec.external_address(self.config)
+            if external is not None:
+                results.append(ServiceStatus(spec.name, "external", external))
+                continue
+            current = records.get(spec.name)
+            if current is not None and process.is_ours(current.pid, current.argv):
+                self._progress(f"{spec.name}: already running (pid {current.pid})")
+                results.append(self._status(spec, current, "already running"))
+                continue
+            records.pop(spec.name, None)
+            taken = {port for rec in records.values() for port in rec.ports.values()}
+            launch = spec.plan(self.config, self.repo, self.run_dir, taken)
+            log = self.run_dir / "logs" / f"{spec.name}.log"
+            self._progress(f"{spec.name}: starting")
+            pid = process.start_detached(launch.argv, log, self.repo, dict(os.environ))
+            record = ServiceRecord(
+                spec.name, pid, launch.argv, launch.address, launch.ports, launch.extra, str(log)
+            )
+            records[spec.name] = record
+            save_records(self.run_dir, records)
+            self._wait_healthy(spec, record)
+            results.append(self._status(spec, record, "started"))
+        return results
+
+    def _wait_healthy(self, spec: ServiceSpec, record: ServiceRecord) -> None:
+        deadline = time.monotonic() + HEALTH_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if not process.is_ours(record.pid, record.argv):
+                raise ServiceError(
+                    "exited during start-up",
+                    service=spec.name,
+                    address=record.address,
+                    hint=f"see its log: {record.log}",
+                )
+            if spec.healthy(record):
+                self._progress(f"{spec.name}: healthy at {record.address}")
+                return
+            time.sleep(0.1)
+        raise ServiceError(
+            f"not healthy after {HEALTH_TIMEOUT_S:.0f}s",
+            service=spec.name,
+            address=record.address,
+            hint=f"see its log: {record.log}",
+        )
+
+    def status(self) -> list[ServiceStatus]:
+        """State of every service: embedded ones by PID and health, external ones by probe."""
+        records = load_records(self.run_dir)
+        results = []
+        for spec in self.specs:
+            external = spec.external_address(self.config)
+            if external is not None:
+                state = "external" if spec.check_external(self.config) else "unreachable"
+                results.append(ServiceStatus(spec.name, state, external))
+                continue
+            record = records.get(spec.name)
+            if record is None or not process.is_ours(record.pid, record.argv):
+                results.append(ServiceStatus(spec.name, "down", record.address if record else ""))
+                continue
+            state = "up" if spec.healthy(record) else "unhealthy"
+            results.append(self._status(spec, record, state))
+        return results
+
+    def down(self) -> list[ServiceStatus]:
+        """Stop what ``up`` started, in reverse order; never a process we did not start."""
+        records = load_records(self.run_dir)
+        results = []
+        for spec in reversed(self.specs):
+            record = records.pop(spec.name, None)
+            if record is None:
+                continue
+            stopped = process.stop(record.pid, record.argv)
+            state = "stopped" if stopped else "not running"
+            results.append(ServiceStatus(spec.name, state, record.address, pid=record.pid))
+            save_records(self.run_dir, records)
+        return results
+
+    def _status(self, spec: ServiceSpec, record: ServiceRecord, state: str) -> ServiceStatus:
+        return ServiceStatus(
+            spec.name, state, record.address, spec.version(), record.pid, dict(record.extra)
+        )

@@ -1,0 +1,1 @@
+"""Shared names: RDF namespaces and predicates, NATS subjects, reason codes, event envelopes."""

@@ -1,0 +1,36 @@
+"""Reason codes that label every stop, escalation and risk signal."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class FallbackReason(StrEnum):
+    """Why a loop stopped or escalated (canonical set of the bounded-retry design)."""
+
+    TIMEOUT = "timeout"
+    RATE_LIMITED = "rate_limited"
+    TRANSPORT_ERROR = "transport_error"
+    ABSTAIN = "abstain"
+    LOW_CONFIDENCE = "low_confidence"
+    NO_NEW_EVIDENCE = "no_new_evidence"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+
+
+class RiskReason(StrEnum):
+    """Why the risk monitor raised a signal; one per rule."""
+
+    RETRY_LIMIT = "retry_limit"
+    CONTEXT_PRESSURE = "context_pressure"
+    SCOPE_CREEP = "scope_creep"
+    CONFLICTING_CHANGES = "conflicting_changes"
+    REPEATED_FINGERPRINT = "repeated_fingerprint"
+    CONTEXT_EXHAUSTION = "context_exhaustion"
+
+
+RISK_LEVELS: tuple[str, ...] = ("observe", "log", "warn", "pause", "halt", "escalate")
+
+
+def level_rank(level: str) -> int:
+    """Position of ``level`` on the ladder ``observe → … → escalate`` (unknown: -1)."""
+    return RISK_LEVELS.index(level) if level in RISK_LEVELS else -1

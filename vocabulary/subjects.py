@@ -1,0 +1,27 @@
+"""NATS subjects and stream names. These are an API: never rename after release."""
+
+from __future__ import annotations
+
+from typing import Final
+
+MONITOR_STREAM: Final = "AGENT_MONITOR"
+MONITOR_SUBJECTS: Final = "agent.monitor.*"
+EVENT_KINDS: Final = ("iteration", "gate", "review", "context", "files", "escalation", "finished")
+
+SIGNAL_STREAM: Final = "USER_SIGNALS"
+SIGNAL_SUBJECTS: Final = "user.signal.>"
+SIGNAL_LEVELS: Final = ("warn", "pause", "halt", "escalate")
+
+# Outside ``agent.monitor.*`` on purpose, so dead letters are never consumed as events again.
+DEAD_LETTER_STREAM: Final = "SEMSPEC_DEADLETTER"
+DEAD_LETTER_SUBJECT: Final = "semspec.deadletter.monitor"
+
+
+def monitor_subject(kind: str) -> str:
+    """Subject of a loop event of ``kind`` (one of ``EVENT_KINDS``)."""
+    return f"agent.monitor.{kind}"
+
+
+def signal_subject(level: str) -> str:
+    """Subject of a user signal at ``level`` (one of ``SIGNAL_LEVELS``)."""
+    return f"user.signal.{level}"

@@ -1,0 +1,1 @@
+"""Temporal workflows and activities: the task loop, plans, gates, git, fingerprints."""

@@ -1,0 +1,1 @@
+"""Context management: assembler, budget, runtime monitor, checkpoint, token estimator."""
