@@ -5,8 +5,8 @@ Providers (scripted, OpenAI-compatible, Anthropic, an external CLI) implement th
 so tests hand in a real alternative rather than patching.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: these dataclasses cross the Temporal boundary
+# and the workflow sandbox cannot resolve string annotations such as ``Literal[...]``.
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 

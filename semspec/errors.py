@@ -8,13 +8,17 @@ it; the CLI prints both and exits with ``exit_code``::
     │   ├── ConfigError               file, line, field path, expected form
     │   ├── TaskSpecError             field of a task or plan spec
     │   ├── ScriptError               file and field of a scripted-agent script
-    │   └── NotFoundError             kind and id of the missing thing
+    │   ├── NotFoundError             kind and id of the missing thing
+    │   └── ContextBudgetError        tokens needed and available for the reviewer's context
     ├── ServiceError                  service name and address
     ├── GitError                      repository path
-    └── GateError                     gate name
+    ├── GateError                     gate name
+    └── ProviderError                 provider, fallback reason, retryable, HTTP status
 """
 
 from __future__ import annotations
+
+from vocabulary.reasons import FallbackReason
 
 
 class SemspecError(Exception):
@@ -95,6 +99,22 @@ class NotFoundError(InputError):
         super().__init__(f"{kind} {ident!r} not found", hint=hint)
 
 
+class ContextBudgetError(InputError):
+    """The reviewer's must-have context (SOP summaries and requirements) does not fit its budget."""
+
+    def __init__(
+        self, message: str, *, needed: int, available: int, hint: str | None = None
+    ) -> None:
+        self.needed = needed
+        self.available = available
+        super().__init__(
+            f"{message}: needs {needed} tokens, {available} available",
+            hint=hint
+            or "use a model with a larger window, split the task into fewer files, "
+            "or narrow the SOPs' applies_to",
+        )
+
+
 class ServiceError(SemspecError):
     """A service (NATS, Temporal, graph store) that cannot be started or reached."""
 
@@ -121,3 +141,30 @@ class GateError(SemspecError):
     def __init__(self, message: str, *, gate: str, hint: str | None = None) -> None:
         self.gate = gate
         super().__init__(f"gate {gate!r}: {message}", hint=hint)
+
+
+class ProviderError(SemspecError):
+    """An LLM provider call that failed, labelled with the canonical fallback reason.
+
+    ``retryable`` says whether another attempt can help (rate limits, timeouts, 5xx); bad
+    credentials or an unknown model are not retryable and should fail the activity at once.
+    The message never contains the API key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        reason: FallbackReason,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.reason = reason
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(f"{provider}: {message} ({reason.value})", hint=hint)

@@ -83,4 +83,4 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Any 
 
 def get_logger(name: str) -> Any:
     """A structlog logger bound to ``component=name``."""
-    return structlog.get_logger().bind(component=name)
+    return structlog.get_logger(component=name)

@@ -10,8 +10,22 @@ import typer
 from rich.console import Console
 
 from semspec import __version__
-from semspec.cli import config_cmd, init_cmd, services_cmd
+from semspec.cli import (
+    config_cmd,
+    escalations_cmd,
+    graph_cmd,
+    index_cmd,
+    init_cmd,
+    models_cmd,
+    monitor_cmd,
+    review_cmd,
+    services_cmd,
+    sources_cmd,
+    task_cmd,
+    worker_cmd,
+)
 from semspec.cli.context import CliContext, find_repo
+from semspec.cli.mcp_cmd import register as register_mcp
 from semspec.errors import SemspecError
 from semspec.logging import configure_logging
 
@@ -57,6 +71,16 @@ def root(
 app.add_typer(config_cmd.app, name="config")
 init_cmd.register(app)
 services_cmd.register(app)
+worker_cmd.register(app)
+app.add_typer(task_cmd.app, name="task")
+app.add_typer(escalations_cmd.app, name="escalations")
+models_cmd.register(app)
+app.add_typer(monitor_cmd.app, name="monitor")
+app.add_typer(index_cmd.app, name="index")
+app.add_typer(sources_cmd.app, name="sources")
+app.add_typer(review_cmd.app, name="review")
+app.add_typer(graph_cmd.app, name="graph")
+register_mcp(app)
 
 
 def main() -> None:

@@ -103,6 +103,16 @@ class RiskConfig(_Section):
     """The same evidence fingerprint seen ``threshold`` times escalates."""
     context_exhaustion: RiskRule = Field(default_factory=lambda: _rule(1, "warn"))
     """Warn when tokens per iteration predict running out within ``threshold`` iterations."""
+    dedupe_ids: int = Field(default=1_000, ge=1)
+    """Event ids remembered per task, so duplicate and redelivered events change nothing."""
+    batch_size: int = Field(default=256, ge=1)
+    """Most events the monitor evaluates and stores together before acknowledging them."""
+    max_ack_pending: int = Field(default=1_000, ge=1)
+    """Most events the monitor's consumer holds unacknowledged at once."""
+    ack_wait_s: float = Field(default=30.0, gt=0)
+    """Seconds before an unacknowledged event is delivered again (e.g. after a crash)."""
+    signal_dedupe_window_s: float = Field(default=3_600.0, gt=0)
+    """Seconds JetStream remembers signal ids, so a re-published signal is dropped."""
 
 
 class ReviewerWindow(_Section):
@@ -136,6 +146,27 @@ class RoleModel(_Section):
     """Model id in the model registry."""
     script: str | None = None
     """For the scripted provider: path of the YAML script (relative to the repository)."""
+    base_url: str | None = None
+    """API base URL (e.g. ``http://127.0.0.1:11434/v1`` for Ollama); unset = vendor default."""
+    api_key_env: str | None = None
+    """NAME of the environment variable holding the API key (the key itself never goes here)."""
+    command: str | None = None
+    """For the command provider: the CLI to run in the worktree, e.g. ``claude -p``; a
+    ``{prompt}`` argument is replaced by the prompt, otherwise the prompt goes on stdin."""
+    max_steps: int = Field(default=40, ge=1)
+    """Model calls per developer iteration before it stops with ``step_limit``."""
+    token_budget: int | None = Field(default=None, ge=1)
+    """Tokens (prompt + completion) one developer iteration may use; unset = only the window."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature sent to the provider; unset = the provider's default."""
+    max_output_tokens: int = Field(default=4_096, ge=1)
+    """Largest reply requested per call; also the response reserve of the context budget."""
+    context_window: int | None = Field(default=None, ge=1_024)
+    """Context window in tokens; unset = from the model registry, else 32,768."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Seconds one LLM request (or one run of the command provider) may take."""
+    read_gate: Literal["enforce", "advise", "off"] = "enforce"
+    """Search-before-read gate of the read tool: enforce blocks, advise only warns."""
 
 
 class ModelsConfig(_Section):
@@ -205,6 +236,29 @@ class GraphConfig(_Section):
         return self
 
 
+DEFAULT_INDEX_EXCLUDES = (
+    ".git",
+    "node_modules",
+    "vendor",
+    "dist",
+    "build",
+    ".venv",
+    "__pycache__",
+    ".semspec",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".tox",
+)
+
+
+class IndexConfig(_Section):
+    max_file_bytes: int = Field(default=1_000_000, gt=0)
+    """Files larger than this many bytes are skipped by ``semspec index``."""
+    exclude_dirs: list[str] = Field(default_factory=lambda: list(DEFAULT_INDEX_EXCLUDES))
+    """Directory names never descended into, wherever they occur in the repository."""
+
+
 class SemspecConfig(_Section):
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     """The project this repository is."""
@@ -222,3 +276,5 @@ class SemspecConfig(_Section):
     """Embedded or external services."""
     graph: GraphConfig = Field(default_factory=GraphConfig)
     """Knowledge graph store."""
+    index: IndexConfig = Field(default_factory=IndexConfig)
+    """What ``semspec index`` reads into the code meaning graph."""

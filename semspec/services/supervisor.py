@@ -37,7 +37,9 @@ class ServiceStatus:
 
 def default_specs() -> list[ServiceSpec]:
     """The services ``up`` manages, in start order; later services may depend on earlier."""
-    return [NatsSpec(), TemporalSpec()]
+    from semspec.services.agents import WorkerSpec
+
+    return [NatsSpec(), TemporalSpec(), WorkerSpec()]
 
 
 class Supervisor:

@@ -1,0 +1,86 @@
+"""Gate output capture: bounded streaming (``run_gate``) against reading everything into memory.
+
+Both sides run the same flooding command in this process; printed are time and peak Python
+memory of each side and their ratios. The last line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+
+from workflow.gates import GateSpec, run_gate
+
+SIZES_MB = [10, 50]
+MAX_OUTPUT = 16_384
+ROUNDS = 3
+
+
+def flood(size_mb: int) -> str:
+    return f"head -c {size_mb * 1024 * 1024} /dev/zero | tr '\\0' x"
+
+
+async def baseline(command: str, cwd: Path) -> int:
+    """What a naive runner does: communicate() and keep the whole output."""
+    process = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", command, cwd=cwd, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    return len(out)
+
+
+async def bounded(command: str, cwd: Path) -> int:
+    result = await run_gate(GateSpec("flood", command), cwd, cwd / "logs", MAX_OUTPUT)
+    return len(result.output)
+
+
+async def measure(run: Callable[[], Awaitable[int]]) -> tuple[float, int]:
+    """Best wall time over ROUNDS (seconds) and peak traced memory (bytes) of one run."""
+    best = float("inf")
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        await run()
+        best = min(best, time.perf_counter() - start)
+    tracemalloc.start()
+    try:
+        await run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return best, peak
+
+
+async def main() -> dict[str, object]:
+    figures: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        for size in SIZES_MB:
+            command = flood(size)
+            base_s, base_peak = await measure(partial(baseline, command, cwd))
+            ours_s, ours_peak = await measure(partial(bounded, command, cwd))
+            time_ratio = ours_s / base_s
+            memory_ratio = ours_peak / base_peak
+            print(
+                f"{size:>3} MB  baseline {base_s * 1000:7.1f} ms {base_peak / 2**20:7.2f} MiB | "
+                f"bounded {ours_s * 1000:7.1f} ms {ours_peak / 2**20:6.2f} MiB | "
+                f"time x{time_ratio:.2f}  memory x{memory_ratio:.4f}"
+            )
+            figures[f"{size}mb"] = {
+                "baseline_ms": round(base_s * 1000, 1),
+                "bounded_ms": round(ours_s * 1000, 1),
+                "time_ratio": round(time_ratio, 3),
+                "baseline_peak_bytes": base_peak,
+                "bounded_peak_bytes": ours_peak,
+                "memory_ratio": round(memory_ratio, 5),
+            }
+    return figures
+
+
+if __name__ == "__main__":
+    print(json.dumps({"bench": "gate_output", "results": asyncio.run(main())}))

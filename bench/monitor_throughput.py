@@ -1,0 +1,222 @@
+"""Risk monitor throughput against raw JetStream consume+ack, and publish-to-signal latency.
+
+Starts its own nats-server on a free loopback port (stopped by PID at the end) and measures,
+in the same run:
+
+- ``raw_per_s``: nats-py pull ``fetch`` + ``ack`` of N pre-published events (the baseline);
+- ``feed_per_s``: the monitor's own streaming pull + ack alone (a second, tighter baseline);
+- ``events_per_s``: the monitor consuming the same N events (rules, KV state, acks);
+- ``p50_ms``/``p99_ms``: publish → ``user.signal.*`` received, events paced at 1,000/s, each
+  event raising one signal.
+
+The last line printed is one JSON object with ``ratio``, ``events_per_s``, ``raw_per_s``,
+``p50_ms`` and ``p99_ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.js.api import AckPolicy
+
+from processors.risk_monitor.processor import RiskMonitor
+from processors.risk_monitor.puller import PullFeed
+from processors.risk_monitor.streams import ensure_streams
+from semspec.config.models import RiskConfig
+from semspec.logging import configure_logging
+from semspec.services.ports import free_port, tcp_answers
+from semspec.services.specs import binary
+from vocabulary.events import MonitorEvent, UserSignal
+from vocabulary.subjects import monitor_subject
+
+EVENTS = 20_000
+TASKS = 50
+LATENCY_EVENTS = 2_000
+RATE = 1_000.0
+
+
+def start_server(store: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    argv = [binary("nats-server"), "-js", "-sd", str(store), "-a", "127.0.0.1", "-p", str(port)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not tcp_answers("127.0.0.1", port, timeout=0.2):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("nats-server did not start")
+        time.sleep(0.02)
+    return proc, f"nats://127.0.0.1:{port}"
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def quiet_events(count: int, prefix: str) -> list[MonitorEvent]:
+    """A mix of loop events that stay below every threshold (the common case)."""
+    events = []
+    for n in range(count):
+        task = f"{prefix}-{n % TASKS}"
+        choices: list[tuple[str, dict[str, Any]]] = [
+            ("iteration", {"phase": "developer", "retries": 1}),
+            ("context", {"utilization": 0.4, "tokens_used": 4_000, "window": 10_000}),
+            ("gate", {"results": [{"name": "test", "passed": True, "required": True}]}),
+            ("review", {"verdict": "request_changes", "findings": 2, "flagged": False}),
+        ]
+        kind, data = choices[n % 4]
+        events.append(MonitorEvent(f"{prefix}-e{n}", kind, task, "run", n // TASKS, data))
+    return events
+
+
+async def publish_all(nc: NATS, events: list[MonitorEvent], subject_of: dict[str, str]) -> None:
+    js = nc.jetstream()
+    for start in range(0, len(events), 500):
+        acks = [
+            await js.publish_async(
+                subject_of[ev.kind], ev.to_json(), headers={"Nats-Msg-Id": ev.event_id}
+            )
+            for ev in events[start : start + 500]
+        ]
+        await asyncio.gather(*acks)
+
+
+async def raw_rate(nc: NATS, events: list[MonitorEvent]) -> float:
+    """Baseline: pull-fetch and ack the same events from a plain stream."""
+    js = nc.jetstream()
+    await js.add_stream(name="RAW", subjects=["raw.*"])
+    await publish_all(nc, events, {ev.kind: f"raw.{ev.kind}" for ev in events})
+    sub = await js.pull_subscribe("raw.*", durable="raw", stream="RAW")
+    done = 0
+    started = time.perf_counter()
+    while done < len(events):
+        for msg in await sub.fetch(256, timeout=5):
+            json.loads(msg.data)  # the baseline decodes too, as any consumer would
+            await msg.ack()
+            done += 1
+    await nc.flush()
+    return len(events) / (time.perf_counter() - started)
+
+
+async def feed_rate(nc: NATS, count: int) -> float:
+    """Second baseline: the monitor's own streaming pull + ack on the same events, no rules/KV."""
+    js = nc.jetstream()
+    await js.add_consumer("RAW", durable_name="raw-feed", ack_policy=AckPolicy.EXPLICIT)
+    feed = PullFeed(nc, "RAW", "raw-feed", 256)
+    await feed.start()
+    done = 0
+    started = time.perf_counter()
+    while done < count:
+        for msg in await feed.next_batch(5):
+            json.loads(msg.data)
+            await msg.ack()
+            done += 1
+    await nc.flush()
+    elapsed = time.perf_counter() - started
+    await feed.stop()
+    return count / elapsed
+
+
+async def monitor_rate(nc: NATS, events: list[MonitorEvent]) -> float:
+    """The monitor consuming the same number of events (rules, KV writes, acks)."""
+    await ensure_streams(nc.jetstream(), RiskConfig())
+    await publish_all(nc, events, {ev.kind: monitor_subject(ev.kind) for ev in events})
+    monitor = RiskMonitor(nc, RiskConfig())
+    await monitor.start()
+    stop = asyncio.Event()
+    started = time.perf_counter()
+    runner = asyncio.create_task(monitor.run(stop, idle_wait=0.05))
+    while monitor.stats.acked < len(events):
+        await asyncio.sleep(0.005)
+    await nc.flush()
+    elapsed = time.perf_counter() - started
+    stop.set()
+    await runner
+    return len(events) / elapsed
+
+
+async def latency(url: str) -> list[float]:
+    """Publish → signal latency in ms, one escalating event per new task at ``RATE`` per second."""
+    monitor_nc, pub_nc, sub_nc = [await nats.connect(url) for _ in range(3)]
+    sent: dict[str, float] = {}
+    seen: dict[str, float] = {}
+
+    async def on_signal(msg: Msg) -> None:
+        signal = UserSignal.from_json(msg.data)
+        seen.setdefault(signal.task_id, time.perf_counter())
+
+    await sub_nc.subscribe("user.signal.>", cb=on_signal)
+    await sub_nc.flush()
+    monitor = RiskMonitor(monitor_nc, RiskConfig())  # the durable consumer: all acked
+    await monitor.start()
+    stop = asyncio.Event()
+    runner = asyncio.create_task(monitor.run(stop, idle_wait=0.05))
+    js = pub_nc.jetstream()
+    t0 = time.perf_counter()
+    for n in range(LATENCY_EVENTS):
+        await asyncio.sleep(max(0.0, t0 + n / RATE - time.perf_counter()))
+        ev = MonitorEvent(f"lat-{n}", "iteration", f"lat-{n}", "run", 1, {"retries": 4})
+        sent[ev.task_id] = time.perf_counter()
+        await js.publish(monitor_subject("iteration"), ev.to_json())
+    for _ in range(400):
+        if len(seen) >= LATENCY_EVENTS:
+            break
+        await asyncio.sleep(0.025)
+    stop.set()
+    await runner
+    for conn in (monitor_nc, pub_nc, sub_nc):
+        await conn.close()
+    return [(seen[t] - sent[t]) * 1000 for t in sent if t in seen]
+
+
+async def main() -> dict[str, float]:
+    configure_logging("json", "ERROR")
+    with tempfile.TemporaryDirectory(prefix="semspec-bench-") as tmp:
+        proc, url = start_server(Path(tmp))
+        try:
+            nc = await nats.connect(url)
+            raw = await raw_rate(nc, quiet_events(EVENTS, "raw"))
+            feed = await feed_rate(nc, EVENTS)
+            ours = await monitor_rate(nc, quiet_events(EVENTS, "mon"))
+            await nc.close()
+            lat = sorted(await latency(url))
+        finally:
+            stop_server(proc)
+    if len(lat) < LATENCY_EVENTS:
+        print(f"warning: {LATENCY_EVENTS - len(lat)} signals never arrived", file=sys.stderr)
+    p50 = statistics.median(lat)
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+    result = {
+        "ratio": round(ours / raw, 3),
+        "events_per_s": round(ours, 1),
+        "raw_per_s": round(raw, 1),
+        "p50_ms": round(p50, 2),
+        "p99_ms": round(p99, 2),
+        "feed_per_s": round(feed, 1),
+        "feed_ratio": round(ours / feed, 3),
+    }
+    print(f"raw JetStream fetch+ack:    {raw:10.0f} events/s")
+    print(f"streaming pull + ack:       {feed:10.0f} events/s   (the monitor's feed alone)")
+    print(f"risk monitor (rules + KV):  {ours:10.0f} events/s   ratio {ours / raw:.2f}x")
+    print(f"  vs streaming pull alone: {ours / feed:.2f}x")
+    print(f"publish → signal @ {RATE:.0f}/s:  p50 {p50:.2f} ms   p99 {p99:.2f} ms")
+    print(json.dumps(result, sort_keys=True))
+    return result
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

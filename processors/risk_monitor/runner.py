@@ -1,0 +1,66 @@
+"""Run the risk monitor as a service: connect, serve until SIGTERM/SIGINT, stop cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+import nats
+from nats.aio.client import Client as NATS
+
+from processors.risk_monitor.processor import RiskMonitor
+from processors.signal_bridge import TemporalSignalBridge
+from semspec.config.models import SemspecConfig
+from semspec.errors import ServiceError
+from semspec.logging import get_logger
+from semspec.services.agents import mark_ready
+from semspec.services.connect import nats_options, resolve_endpoints, run_dir_of, temporal_client
+
+
+def log() -> Any:
+    """The logger, bound when used: a module-level one would keep the import-time setup."""
+    return get_logger("risk-monitor")
+
+
+async def connect_nats(url: str, options: dict[str, Any], name: str) -> NATS:
+    """A NATS connection, or a ``ServiceError`` naming the URL if there is no server there."""
+    try:
+        return await nats.connect(
+            url,
+            name=name,
+            connect_timeout=5,
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            **options,
+        )
+    except Exception as exc:
+        raise ServiceError(
+            f"cannot connect: {exc}",
+            service="nats",
+            address=url,
+            hint="start the services with `semspec up` or set services.nats.url",
+        ) from exc
+
+
+async def serve(config: SemspecConfig, repo: Path) -> None:
+    """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
+    endpoints = resolve_endpoints(config, repo)
+    nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-monitor")
+    bridge = TemporalSignalBridge(lambda: temporal_client(config, endpoints.temporal_address))
+    monitor = RiskMonitor(nc, config.risk, bridge)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await monitor.start()
+        mark_ready(run_dir_of(config, repo), "monitor")
+        log().info("consuming", nats=endpoints.nats_url, temporal=endpoints.temporal_address)
+        await monitor.run(stop)
+        log().info("stopped", **vars(monitor.stats))
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        await nc.drain()

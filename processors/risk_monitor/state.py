@@ -1,0 +1,105 @@
+"""What the monitor remembers: one ``TaskState`` per task and the ``FileIndex`` across tasks.
+
+Both are plain JSON in the KV bucket, so ``semspec monitor state`` can print them and a
+restarted monitor continues where the previous one stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def event_digest(event_id: str) -> str:
+    """Short stable digest of an event id; 64 bits keep 1,000 remembered ids small."""
+    return hashlib.blake2b(event_id.encode(), digest_size=8).hexdigest()
+
+
+@dataclass
+class PendingSignal:
+    """A signal written to the task state before it is published (the outbox of a crash).
+
+    ``action`` is the workflow signal the bridge sends (``pause``, ``halt``, ``flag``) or empty.
+    """
+
+    signal: dict[str, Any]
+    action: str = ""
+
+
+@dataclass
+class TaskState:
+    """Everything the rules know about one task in the current episode."""
+
+    task_id: str
+    plan_id: str | None = None
+    episode: int = 0
+    """Counts human resolutions; signal ids include it, so a new episode may signal again."""
+    levels: dict[str, str] = field(default_factory=dict)
+    """Highest level emitted per rule in this episode; it never goes down."""
+    seen: list[str] = field(default_factory=list)
+    """Digests of the most recent event ids, oldest first."""
+    retries: int = 0
+    fingerprints: dict[str, int] = field(default_factory=dict)
+    """Times each evidence fingerprint was seen in this episode."""
+    touched: list[str] = field(default_factory=list)
+    task_files: list[str] = field(default_factory=list)
+    utilization: float = 0.0
+    active: bool = True
+    events: int = 0
+    last_event_at: str = ""
+    outbox: list[PendingSignal] = field(default_factory=list)
+    """Signals stored but not yet confirmed published; flushed again after a crash."""
+
+    def to_json(self) -> bytes:
+        """Compact JSON for the KV bucket."""
+        # vars() rather than asdict(): asdict deep-copies every list and is the hot spot here.
+        body = {**vars(self), "outbox": [vars(p) for p in self.outbox]}
+        return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> TaskState:
+        """Parse a stored state (written by ``to_json``)."""
+        body = json.loads(raw)
+        body["outbox"] = [PendingSignal(**item) for item in body.get("outbox", [])]
+        return cls(**body)
+
+
+@dataclass
+class FileIndex:
+    """Which active tasks touched which file, to spot conflicting changes across tasks."""
+
+    files: dict[str, list[str]] = field(default_factory=dict)
+
+    def holders(self, path: str) -> list[str]:
+        """Active tasks that touched ``path``."""
+        return self.files.get(path, [])
+
+    def add(self, task_id: str, paths: list[str]) -> FileIndex:
+        """A copy with ``task_id`` recorded on each path (adding twice changes nothing)."""
+        files = dict(self.files)
+        for path in paths:
+            tasks = files.get(path, [])
+            if task_id not in tasks:
+                files[path] = sorted([*tasks, task_id])
+        return FileIndex(files)
+
+    def remove(self, task_id: str) -> FileIndex:
+        """A copy without ``task_id`` (a finished task no longer conflicts with anyone)."""
+        files: dict[str, list[str]] = {}
+        for path, tasks in self.files.items():
+            kept = [t for t in tasks if t != task_id]
+            if kept:
+                files[path] = kept
+        return FileIndex(files)
+
+    def to_json(self) -> bytes:
+        """Compact JSON for the KV bucket."""
+        return json.dumps(self.files, sort_keys=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> FileIndex:
+        """Parse a stored index."""
+        body = json.loads(raw)
+        return cls({str(k): [str(t) for t in v] for k, v in body.items()})

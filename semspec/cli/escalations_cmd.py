@@ -1,0 +1,125 @@
+"""``semspec escalations list|show|resolve|watch``."""
+
+from __future__ import annotations
+
+import typer
+from temporalio.client import Client
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json, print_table
+from semspec.cli.runtime import jsonable, run_with_client
+from semspec.errors import InputError
+from semspec.services.connect import Endpoints
+from semspec.task_client import list_tasks, resolve, task_status
+from workflow.task.activities import suggested_actions
+from workflow.task.shared import RESOLUTION_ACTIONS, Escalation, Resolution
+
+app = typer.Typer(help="See and answer escalations.", no_args_is_help=True)
+
+
+async def pending(client: Client) -> list[Escalation]:
+    """Every escalation waiting for a human."""
+    found = []
+    for row in await list_tasks(client, "escalated"):
+        status = await task_status(client, row.task_id)
+        if status.pending_escalation is not None:
+            found.append(status.pending_escalation)
+    return found
+
+
+def _task_of(ident: str) -> str:
+    """Accept a task id or an escalation id (``<task>-<n>``)."""
+    head, _, tail = ident.rpartition("-")
+    return head if head and tail.isdigit() and len(tail) < 4 else ident
+
+
+@app.command("list")
+def list_cmd(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
+    """Escalations waiting for a human."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        rows = await pending(client)
+        if as_json:
+            print_json(cli.console, jsonable(rows))
+            return
+        print_table(
+            cli.console,
+            None,
+            ["escalation", "task", "reason", "iteration", "message"],
+            [(e.escalation_id, e.task_id, e.reason, e.iteration, e.message) for e in rows],
+        )
+
+    run_with_client(cli, body)
+
+
+@app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    ident: str = typer.Argument(..., help="Task id or escalation id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """One escalation with its evidence and ready-to-run commands."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        task_id = _task_of(ident)
+        status = await task_status(client, task_id)
+        esc = status.pending_escalation
+        if esc is None:
+            raise InputError(
+                f"task {task_id} is not escalated (state: {status.outcome or status.phase})"
+            )
+        actions = suggested_actions(task_id)
+        if as_json:
+            print_json(cli.console, {"escalation": jsonable(esc), "actions": jsonable(actions)})
+            return
+        out = cli.console.print
+        out(f"escalation {esc.escalation_id} of task {task_id}: {esc.reason}", markup=False)
+        out(f"  {esc.message}", markup=False)
+        out(f"  iteration {esc.iteration}, retries {esc.retries}, source {esc.source}", markup=False)
+        if esc.fingerprint:
+            out(f"  fingerprint {esc.fingerprint}", markup=False)
+        for action in actions:
+            out(f"  {action.description}: {action.command}", markup=False)
+
+    run_with_client(cli, body)
+
+
+@app.command("resolve")
+def resolve_cmd(
+    ctx: typer.Context,
+    ident: str = typer.Argument(..., help="Task id or escalation id."),
+    action: str = typer.Option(
+        ..., "--action", help="retry, approve, abort or extend-budget."
+    ),
+    guidance: str | None = typer.Option(None, "--guidance", help="What the developer should do."),
+    extra_retries: int = typer.Option(0, "--extra-retries", help="For extend-budget."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Answer an escalation; the task resumes (or ends, for approve/abort)."""
+    cli = cli_context(ctx)
+    normalized = action.replace("-", "_")
+    if normalized not in RESOLUTION_ACTIONS:
+        raise InputError(
+            f"--action {action!r} is not one of retry, approve, abort, extend-budget",
+            hint="e.g. --action retry --guidance 'handle the empty list'",
+        )
+    if normalized == "retry" and not (guidance or "").strip():
+        raise InputError("--action retry needs --guidance TEXT for the developer")
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        task_id = _task_of(ident)
+        ack = await resolve(
+            client, task_id, Resolution(normalized, guidance, max(0, extra_retries))
+        )
+        if as_json:
+            print_json(cli.console, jsonable(ack))
+        else:
+            cli.console.print(
+                f"resolved {ack.escalation_id} of task {task_id} with {ack.action}", markup=False
+            )
+
+    run_with_client(cli, body)

@@ -1,0 +1,147 @@
+"""``semspec index`` (update the code meaning graph), ``index pack`` and ``index summary``."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+
+from processors.code_index import file_summaries, index_repository, pack_facts
+from processors.code_index.graph_read import read_facts
+from processors.code_index.indexer import IndexReport
+from semspec.cli.context import CliContext, cli_context
+from semspec.cli.output import print_json
+from semspec.errors import InputError, NotFoundError
+from vocabulary.store import GraphStore, open_store
+
+app = typer.Typer(
+    help="Index the repository's code into the meaning graph; pack or summarize files.",
+    invoke_without_command=True,
+)
+
+FILES_OPTION = typer.Option(..., "--file", "-f", help="File to include (repeatable).")
+
+
+@contextmanager
+def _store(cli: CliContext) -> Iterator[GraphStore]:
+    store = open_store(cli.config.graph, cli.repo)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@app.callback()
+def index(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Index new and changed files (unchanged ones are not parsed again); report what happened."""
+    if ctx.invoked_subcommand is not None:
+        return
+    cli = cli_context(ctx)
+    with _store(cli) as store:
+        report = index_repository(store, cli.repo, cli.config.index)
+    if as_json:
+        print_json(cli.console, report.as_dict())
+    else:
+        _print_report(cli, report)
+
+
+def _print_report(cli: CliContext, report: IndexReport) -> None:
+    out = cli.console.file
+    out.write(
+        f"indexed {len(report.indexed)}, unchanged {len(report.unchanged)}, "
+        f"removed {len(report.removed)}, skipped {len(report.skipped)}, "
+        f"failed {len(report.failed)}\n"
+    )
+    reasons = Counter(s.reason.split(" (")[0] for s in report.skipped)
+    for reason, count in sorted(reasons.items()):
+        out.write(f"  skipped {count}: {reason}\n")
+    for skipped in report.skipped:
+        if skipped.reason.startswith("refused"):
+            out.write(f"  {skipped.path}: {skipped.reason}\n")
+    for failure in report.failed:
+        cli.err.print(
+            f"error: {failure.path}:{failure.line}: {failure.message}", markup=False, soft_wrap=True
+        )
+
+
+def repo_relative(repo: Path, given: str) -> str:
+    """``given`` (relative to the cwd, or absolute) as a path relative to ``repo``."""
+    root = os.path.realpath(repo)
+    candidate = Path(given)
+    if not candidate.is_absolute():
+        in_cwd = Path.cwd() / candidate
+        candidate = in_cwd if in_cwd.exists() else Path(root) / candidate
+    full = os.path.realpath(candidate)
+    if full != root and not full.startswith(root + os.sep):
+        raise InputError(
+            f"--file {given}: resolves to {full}, outside the repository {root}",
+            hint="name files inside the repository",
+        )
+    return os.path.relpath(full, root).replace(os.sep, "/")
+
+
+def _wanted(cli: CliContext, files: list[str]) -> list[str]:
+    return sorted({repo_relative(cli.repo, f) for f in files})
+
+
+def _check_indexed(wanted: list[str], found: set[str]) -> None:
+    missing = [p for p in wanted if p not in found]
+    if missing:
+        raise NotFoundError(
+            "indexed file",
+            ", ".join(missing),
+            hint="run `semspec index` first (and check the file is a source file)",
+        )
+
+
+@app.command("pack")
+def pack(
+    ctx: typer.Context,
+    files: list[str] = FILES_OPTION,
+    private: bool = typer.Option(False, "--private", help="Also pack _private names."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON with the pack and counts."),
+) -> None:
+    """Print the meaning pack of the given files (dictionary, nodes, edges, evidence)."""
+    cli = cli_context(ctx)
+    wanted = _wanted(cli, files)
+    with _store(cli) as store:
+        found = read_facts(store, wanted)
+    _check_indexed(wanted, set(found))
+    result = pack_facts(found.values(), private=private)
+    if as_json:
+        print_json(
+            cli.console,
+            {
+                "files": wanted,
+                "text": result.text,
+                "claims": result.claims,
+                "claims_with_evidence": result.claims_with_evidence,
+            },
+        )
+    else:
+        cli.console.file.write(result.text)
+
+
+@app.command("summary")
+def summary(
+    ctx: typer.Context,
+    files: list[str] = FILES_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON keyed by path."),
+) -> None:
+    """Print the short summary (symbols, imports, boundaries with lines) of the given files."""
+    cli = cli_context(ctx)
+    wanted = _wanted(cli, files)
+    with _store(cli) as store:
+        found = file_summaries(store, wanted)
+    _check_indexed(wanted, set(found))
+    if as_json:
+        print_json(cli.console, found)
+    else:
+        cli.console.file.write("\n\n".join(found[p] for p in wanted) + "\n")

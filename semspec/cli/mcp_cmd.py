@@ -1,0 +1,68 @@
+"""``semspec mcp``: serve search, read, meaning_pack and evidence_fetch over MCP on stdio."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
+
+import typer
+
+from agents.mcp_server import McpServer
+from agents.mcp_tools import McpToolset, PackBuilder
+from agents.stabilization import StabilizationPolicy, Stabilizer
+from agents.stabilization.policy import GateMode
+from agents.stabilization.session import new_connection_id
+from agents.workspace import ToolError, Workspace
+from semspec import __version__
+from semspec.cli.context import cli_context
+from semspec.config import SemspecConfig
+from semspec.errors import InputError, SemspecError
+
+GATE_MODES = ("enforce", "advise", "off")
+
+
+def _pack_builder(config: SemspecConfig, repo: Path) -> PackBuilder:
+    """Meaning packs from the code index; the store is opened per call so a worker can share it."""
+
+    def build(paths: Sequence[str]) -> str:
+        from processors.code_index import meaning_pack
+        from vocabulary.store import open_store
+
+        try:
+            store = open_store(config.graph, repo)
+        except SemspecError as exc:
+            raise ToolError(f"meaning graph unavailable: {exc.message}") from exc
+        try:
+            return meaning_pack(store, paths).text
+        finally:
+            store.close()
+
+    return build
+
+
+def mcp(
+    ctx: typer.Context,
+    gate: str = typer.Option(
+        "enforce", "--gate", help="Search-before-read gate: enforce, advise or off."
+    ),
+) -> None:
+    """Serve the repository's read/search tools to an external agent over MCP (stdio)."""
+    if gate not in GATE_MODES:
+        raise InputError(
+            f"--gate: unknown mode {gate!r}", hint=f"use one of {', '.join(GATE_MODES)}"
+        )
+    cli = cli_context(ctx)
+    toolset = McpToolset(
+        Workspace(cli.repo),
+        Stabilizer(StabilizationPolicy(gate_mode=cast(GateMode, gate))),
+        connection_id=new_connection_id(),  # stdio is one connection
+        pack=_pack_builder(cli.config, cli.repo),
+    )
+    McpServer(toolset, version=__version__).serve(sys.stdin, sys.stdout)
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``mcp`` command to the root app."""
+    root.command("mcp")(mcp)

@@ -1,0 +1,110 @@
+"""``semspec monitor``: run the risk monitor, show what it holds, watch its signals."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+from nats.js.errors import BucketNotFoundError
+
+from processors.risk_monitor.runner import connect_nats, serve
+from processors.risk_monitor.state import TaskState
+from processors.risk_monitor.store import StateStore
+from processors.risk_monitor.streams import STATE_BUCKET
+from semspec.cli.context import CliContext, cli_context
+from semspec.cli.escalations_watch import watch_signals
+from semspec.cli.output import print_json, print_table
+from semspec.config.models import SemspecConfig
+from semspec.errors import NotFoundError, ServiceError
+from semspec.services.connect import nats_options, resolve_endpoints
+
+app = typer.Typer(
+    help="The risk monitor: run it, see the state it holds, watch the signals it raises.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+@app.callback(invoke_without_command=True)
+def monitor(
+    ctx: typer.Context,
+    repo: Path | None = typer.Option(
+        None, "--repo", help="Target repository (default: the one given to `semspec`)."
+    ),
+) -> None:
+    """Run the risk monitor until SIGTERM/SIGINT (when no subcommand is given)."""
+    if repo is not None:
+        ctx.find_root().obj = CliContext(repo.resolve())
+    if ctx.invoked_subcommand is None:
+        cli = cli_context(ctx)
+        asyncio.run(serve(cli.config, cli.repo))
+
+
+@app.command("state")
+def state(
+    ctx: typer.Context,
+    task: str | None = typer.Argument(None, help="Only this task."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Print what the monitor holds per task: levels reached, episode, counts, files."""
+    cli = cli_context(ctx)
+    states = asyncio.run(_load_states(cli.config, cli.repo, task))
+    if as_json:
+        print_json(cli.console, [asdict(s) for s in states])
+        return
+    rows = [
+        (
+            s.task_id,
+            "active" if s.active else "finished",
+            s.episode,
+            ", ".join(f"{rule}={level}" for rule, level in sorted(s.levels.items())) or "-",
+            s.retries,
+            f"{s.utilization:.0%}",
+            s.events,
+            len(s.touched),
+            len(s.outbox),
+        )
+        for s in states
+    ]
+    columns = ["task", "state", "episode", "levels", "retries", "context", "events", "files"]
+    print_table(cli.console, None, [*columns, "unsent"], rows)
+
+
+@app.command("watch")
+def watch(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per signal."),
+    count: int | None = typer.Option(None, "--count", min=1, help="Stop after this many."),
+) -> None:
+    """Print user signals as they arrive, with the commands to run next (Ctrl-C stops)."""
+    cli = cli_context(ctx)
+    endpoints = resolve_endpoints(cli.config, cli.repo)
+    watch_signals(endpoints.nats_url, nats_options(cli.config), cli.console, as_json, count=count)
+
+
+async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:
+    endpoints = resolve_endpoints(config, repo)
+    nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-cli")
+    try:
+        try:
+            kv = await nc.jetstream().key_value(STATE_BUCKET)
+        except BucketNotFoundError as exc:
+            raise ServiceError(
+                f"bucket {STATE_BUCKET} does not exist yet",
+                service="nats",
+                address=endpoints.nats_url,
+                hint="the monitor has not run; start it with `semspec up` or `semspec monitor`",
+            ) from exc
+        store = StateStore(kv)
+        if task is None:
+            return await store.task_states()
+        found = await store.load_task(task)
+        if found is None:
+            raise NotFoundError(
+                "task", task, hint="list what the monitor holds: semspec monitor state"
+            )
+        return [found]
+    finally:
+        await nc.close()

@@ -1,0 +1,92 @@
+"""``semspec review context``: the context the reviewer would get, and its budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json, print_table
+from semspec.errors import InputError
+from vocabulary.store import GraphStore, open_store
+from workflow.context.assembler import AssemblyRequest, assemble_review_context
+
+app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
+
+
+def _file_summaries(store: GraphStore, files: list[str]) -> dict[str, str] | None:
+    # The code indexer's richer summaries when it is installed; otherwise the assembler reads
+    # the shared code vocabulary itself.
+    try:
+        from processors.code_index.summary import file_summaries
+    except ImportError:
+        return None
+    return file_summaries(store, files)
+
+
+def _relative(repo: Path, name: str) -> str:
+    path = Path(name)
+    if path.is_absolute():
+        try:
+            return path.resolve().relative_to(repo).as_posix()
+        except ValueError as exc:
+            raise InputError(
+                f"--file {name} is outside the repository {repo}",
+                hint="pass paths inside the repository (relative paths are taken from its root)",
+            ) from exc
+    return path.as_posix()
+
+
+@app.command("context")
+def context(
+    ctx: typer.Context,
+    files: list[str] = typer.Option(..., "--file", "-f", help="Task file (repeatable)."),
+    plan: str | None = typer.Option(None, "--plan", help="Plan id, for its decisions."),
+    window: int = typer.Option(32_000, "--window", min=1, help="Reviewer window in tokens."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Assemble the reviewer's context for FILES and print it with a budget table."""
+    cli = cli_context(ctx)
+    rel = [_relative(cli.repo, f) for f in files]
+    reviewer = cli.config.context.reviewer
+    request = AssemblyRequest(
+        task_files=tuple(rel),
+        plan_id=plan,
+        window_tokens=window,
+        system_prompt_tokens=reviewer.system_prompt_tokens,
+        working_memory_tokens=reviewer.working_memory_tokens,
+        output_tokens=reviewer.output_tokens,
+        safety_margin=reviewer.safety_margin,
+    )
+    store = open_store(cli.config.graph, cli.repo)
+    try:
+        summaries = _file_summaries(store, rel)
+        if summaries is not None:
+            request = AssemblyRequest(**{**vars(request), "file_summaries": summaries})
+        assembled = assemble_review_context(store, request)
+    finally:
+        store.close()
+    if as_json:
+        print_json(cli.console, assembled.as_dict())
+        return
+    cli.console.file.write(assembled.text)
+    rows = [
+        (
+            s.name,
+            s.tokens,
+            f"{s.share:.1%}",
+            len(s.items),
+            ", ".join(s.trimmed),
+            ", ".join(s.dropped),
+        )
+        for s in assembled.sections
+    ]
+    print_table(
+        cli.console,
+        f"budget {assembled.budget_tokens} tokens, used {assembled.used_tokens}",
+        ["section", "tokens", "share", "items", "trimmed", "dropped"],
+        rows,
+    )
+    for note in assembled.notes[1:]:
+        cli.console.print(f"note: {note}", markup=False, soft_wrap=True)

@@ -1,0 +1,174 @@
+"""``semspec task submit|status|list|logs|cancel``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from temporalio.client import Client
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json, print_table
+from semspec.cli.runtime import jsonable, run_with_client
+from semspec.cli.task_render import render_entry, render_log, render_status
+from semspec.errors import TaskSpecError
+from semspec.services.connect import Endpoints
+from semspec.task_client import cancel, list_tasks, submit, task_status
+from semspec.task_spec import TaskDraft, build_task_input, draft_from_yaml
+
+app = typer.Typer(help="Submit and follow tasks.", no_args_is_help=True)
+
+EXIT_ESCALATED = 3
+
+
+@app.command("submit")
+def submit_cmd(
+    ctx: typer.Context,
+    title: str | None = typer.Argument(None, help="Short title of the task."),
+    task_file: Path | None = typer.Option(None, "-f", "--task-file", help="Task YAML file."),
+    files: list[str] = typer.Option([], "--file", help="Task file (repeatable)."),
+    criteria: list[str] = typer.Option([], "--criterion", help="Acceptance criterion (repeatable)."),
+    description: str = typer.Option("", "--description", help="Longer description."),
+    task_id: str | None = typer.Option(None, "--id", help="Task id (default: from the title)."),
+    plan_id: str | None = typer.Option(None, "--plan", help="Plan this task belongs to."),
+    script: str | None = typer.Option(None, "--script", help="Script for scripted agents."),
+    wait: bool = typer.Option(False, "--wait", help="Follow progress until done or escalated."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Submit a task: TITLE with --file/--criterion, or -f task.yaml."""
+    cli = cli_context(ctx)
+    if task_file is not None:
+        draft = draft_from_yaml(task_file)
+        draft.files = draft.files or files
+        draft.criteria = draft.criteria or criteria
+        draft.script = draft.script or script
+        draft.task_id = task_id or draft.task_id
+    elif title is None:
+        raise TaskSpecError("give a TITLE or -f task.yaml", field="title")
+    else:
+        draft = TaskDraft(
+            title=title,
+            files=files,
+            criteria=criteria,
+            description=description,
+            task_id=task_id,
+            plan_id=plan_id,
+            script=script,
+        )
+    inp = build_task_input(draft, cli.config, cli.repo)
+
+    async def body(client: Client, endpoints: Endpoints) -> int:
+        await submit(client, endpoints.task_queue, inp)
+        task = inp.spec.task_id
+        if as_json and not wait:
+            print_json(cli.console, {"task_id": task, "workflow_id": f"task-{task}"})
+            return 0
+        if not as_json:
+            cli.console.print(f"submitted task {task}", markup=False)
+            if endpoints.ui_url:
+                cli.console.print(
+                    f"  {endpoints.ui_url}/namespaces/{endpoints.namespace}/workflows/task-{task}",
+                    markup=False,
+                )
+        if not wait:
+            return 0
+        return await follow(cli.console if not as_json else None, client, task, as_json, cli)
+
+    raise typer.Exit(run_with_client(cli, body))
+
+
+async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> int:  # type: ignore[no-untyped-def]
+    """Print log entries as they appear until the task ends or escalates; the exit code."""
+    shown = 0
+    while True:
+        status = await task_status(client, task_id)
+        if console is not None:
+            for entry in status.log[shown:]:
+                render_entry(console, entry)
+        shown = len(status.log)
+        if status.phase in ("done", "escalated") or status.outcome:
+            if as_json:
+                print_json(cli.console, jsonable(status))
+            elif console is not None:
+                render_status(console, status)
+            if status.pending_escalation is not None:
+                return EXIT_ESCALATED
+            return 0 if status.outcome == "approved" else 1
+        await asyncio.sleep(0.3)
+
+
+@app.command("status")
+def status_cmd(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="Task id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Phase, iteration, retries, last gates and verdict, pending escalation, fingerprints."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        status = await task_status(client, task_id)
+        if as_json:
+            print_json(cli.console, jsonable(status))
+        else:
+            render_status(cli.console, status)
+
+    run_with_client(cli, body)
+
+
+@app.command("logs")
+def logs_cmd(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="Task id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Iteration by iteration: developer outcome, gates, verdicts, signals, fingerprints."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        status = await task_status(client, task_id)
+        if as_json:
+            print_json(cli.console, jsonable(status.log))
+        else:
+            render_log(cli.console, status)
+
+    run_with_client(cli, body)
+
+
+@app.command("list")
+def list_cmd(
+    ctx: typer.Context,
+    state: str | None = typer.Option(
+        None, "--state", help="running, escalated, completed, failed, cancelled, terminated."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Tasks, newest first."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        rows = await list_tasks(client, state)
+        if as_json:
+            print_json(cli.console, jsonable(rows))
+            return
+        print_table(
+            cli.console,
+            None,
+            ["task", "state", "phase", "iteration", "title", "started"],
+            [(r.task_id, r.state, r.phase, r.iteration, r.title, r.started) for r in rows],
+        )
+
+    run_with_client(cli, body)
+
+
+@app.command("cancel")
+def cancel_cmd(ctx: typer.Context, task_id: str = typer.Argument(..., help="Task id.")) -> None:
+    """Cancel a running task; its worktree and branch are kept."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        await cancel(client, task_id)
+        cli.console.print(f"cancellation requested for task {task_id}", markup=False)
+
+    run_with_client(cli, body)

@@ -1,0 +1,285 @@
+"""A fake LLM HTTP server on loopback that plays a scripted sequence of replies.
+
+It speaks the OpenAI chat-completions API (``POST /v1/chat/completions``, ``GET /v1/models``) and
+the Anthropic messages API (``POST /v1/messages``), so both SDKs can be tested over real HTTP.
+Each reply can be text, tool calls, a malformed JSON body, an HTTP error (with ``Retry-After``)
+or a slow reply; every request is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FakeReply:
+    """One scripted reply; the helpers below build the common shapes."""
+
+    text: str = ""
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
+    """(tool name, arguments); a ``str`` argument is sent verbatim (e.g. malformed JSON)."""
+    status: int = 200
+    error_message: str = ""
+    retry_after: float | None = None
+    raw_body: str | None = None
+    """Sent verbatim instead of a well-formed reply body."""
+    delay_s: float = 0.0
+    usage: tuple[int, int] = (10, 5)
+
+
+def text(content: str, *, usage: tuple[int, int] = (10, 5)) -> FakeReply:
+    """A plain assistant text reply."""
+    return FakeReply(text=content, usage=usage)
+
+
+def call(name: str, arguments: dict[str, Any] | str, *more: tuple[str, Any]) -> FakeReply:
+    """A reply with one tool call (or several: pass extra ``(name, arguments)`` pairs)."""
+    return FakeReply(tool_calls=((name, arguments), *more))
+
+
+def malformed_body() -> FakeReply:
+    """A 200 reply whose body is not JSON."""
+    return FakeReply(raw_body='{"choices": [ this is not json')
+
+
+def http_error(status: int, message: str = "error", retry_after: float | None = None) -> FakeReply:
+    """An HTTP error reply, optionally with a ``Retry-After`` header."""
+    return FakeReply(status=status, error_message=message, retry_after=retry_after)
+
+
+def slow(reply: FakeReply, delay_s: float) -> FakeReply:
+    """``reply`` sent after ``delay_s`` seconds."""
+    return replace(reply, delay_s=delay_s)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+Responder = Callable[["RecordedRequest"], FakeReply]
+"""A reply computed from the request (e.g. to echo a pointer id the agent was shown)."""
+
+
+@dataclass
+class _Script:
+    replies: list[FakeReply | Responder]
+    requests: list[RecordedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    def next_reply(self, request: RecordedRequest) -> FakeReply:
+        with self.lock:
+            self.requests.append(request)
+            step = self.replies.pop(0) if self.replies else None
+        if step is None:
+            return http_error(500, "fake LLM script exhausted")
+        return step if isinstance(step, FakeReply) else step(request)
+
+
+def _openai_body(reply: FakeReply, model: str, serial: int) -> dict[str, Any]:
+    tool_calls = [
+        {
+            "id": f"call_{serial}_{i}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            },
+        }
+        for i, (name, args) in enumerate(reply.tool_calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": f"chatcmpl-{serial}",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.usage[0],
+            "completion_tokens": reply.usage[1],
+            "total_tokens": sum(reply.usage),
+        },
+    }
+
+
+def _anthropic_body(reply: FakeReply, model: str, serial: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    for i, (name, args) in enumerate(reply.tool_calls):
+        parsed = args if isinstance(args, dict) else {"_raw": args}
+        block = {"type": "tool_use", "id": f"toolu_{serial}_{i}", "name": name, "input": parsed}
+        content.append(block)
+    return {
+        "id": f"msg_{serial}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output quiet."""
+
+    def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
+        data = body.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        # The client may have given up already (a timeout test); that is fine.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            models = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.server.models]
+            self._send(200, json.dumps({"object": "list", "data": models}))
+        else:
+            self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode("utf-8")
+        try:
+            body: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            body = raw
+        recorded = RecordedRequest("POST", self.path, dict(self.headers.items()), body)
+        script = self.server.script
+        reply = script.next_reply(recorded)
+        serial = next(script.ids)
+        if reply.delay_s:
+            time.sleep(reply.delay_s)
+        if reply.status != 200:
+            headers = {}
+            if reply.retry_after is not None:
+                headers["Retry-After"] = f"{reply.retry_after:g}"
+            error = {"type": "error", "error": {"message": reply.error_message, "type": "fake"}}
+            self._send(reply.status, json.dumps(error), headers)
+            return
+        if reply.raw_body is not None:
+            self._send(200, reply.raw_body)
+            return
+        model = body.get("model", "fake") if isinstance(body, dict) else "fake"
+        if self.path.rstrip("/").endswith("/messages"):
+            self._send(200, json.dumps(_anthropic_body(reply, model, serial)))
+        elif self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(200, json.dumps(_openai_body(reply, model, serial)))
+        else:
+            self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    script: _Script
+    models: Sequence[str]
+
+
+class FakeLLMServer:
+    """Context manager running the fake server on 127.0.0.1 with a free port."""
+
+    def __init__(
+        self,
+        replies: Sequence[FakeReply | Responder] = (),
+        models: Sequence[str] = ("fake-model",),
+    ) -> None:
+        self._script = _Script(list(replies))
+        self._models = list(models)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """Base URL including ``/v1`` (what the OpenAI SDK expects)."""
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """Base URL without ``/v1`` (what the Anthropic SDK expects)."""
+        if self._server is None:
+            raise RuntimeError("fake LLM server is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def last_messages(self, index: int = -1) -> list[dict[str, Any]]:
+        """The ``messages`` of a recorded chat request (default: the latest)."""
+        body = self.requests[index].body
+        messages: list[dict[str, Any]] = body["messages"]
+        return messages
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Requests received so far, oldest first."""
+        with self._script.lock:
+            return list(self._script.requests)
+
+    def push(self, *replies: FakeReply | Responder) -> None:
+        """Append replies to the script."""
+        with self._script.lock:
+            self._script.replies.extend(replies)
+
+    def start(self) -> FakeLLMServer:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.script = self._script
+        server.models = self._models
+        self._server = server
+        # A short poll interval keeps stop() fast; the default 0.5 s adds up over many tests.
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

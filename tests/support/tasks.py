@@ -1,0 +1,86 @@
+"""Build task inputs and scripts for task-loop tests."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from temporalio.client import Client, WorkflowHandle
+
+from workflow.gates.types import GateSpec
+from workflow.task.shared import (
+    QUERY_STATUS,
+    LoopLimits,
+    RoleSpec,
+    TaskInput,
+    TaskSpec,
+    TaskStatus,
+)
+
+GOOD_CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+BROKEN_CALC = "def add(a, b):\n    return a - b\n"
+GOOD_CALC_V2 = GOOD_CALC + "\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def check_gate(required: bool = True, name: str = "check") -> GateSpec:
+    """A fast gate that imports calc.py from the worktree and checks add()."""
+    code = "import calc; assert calc.add(2, 3) == 5, 'add(2, 3) should be 5'"
+    return GateSpec(name, f"{sys.executable} -c \"{code}\"", required, 60.0, ".")
+
+
+def write_script(path: Path, iterations: list[dict[str, Any]]) -> Path:
+    """Write a scripted-agent YAML script."""
+    path.write_text(yaml.safe_dump({"iterations": iterations}), encoding="utf-8")
+    return path
+
+
+def task_input(
+    repo: Path,
+    script: Path,
+    task_id: str,
+    gates: list[GateSpec] | None = None,
+    max_retries: int = 3,
+    run_dir: Path | None = None,
+) -> TaskInput:
+    """A task on the sample repository played by scripted agents."""
+    role = RoleSpec("scripted", "scripted", str(script))
+    spec = TaskSpec(
+        task_id=task_id,
+        title=f"test task {task_id}",
+        repo_path=str(repo),
+        criteria=["sub(a, b) returns a - b"],
+        task_files=["calc.py"],
+        developer=role,
+        reviewer=role,
+    )
+    return TaskInput(
+        spec=spec,
+        gates=gates if gates is not None else [check_gate()],
+        limits=LoopLimits(max_retries=max_retries, activity_attempts=3),
+        run_dir=str(run_dir or repo.parent / "run"),
+    )
+
+
+async def wait_for_phase(
+    handle: WorkflowHandle[Any, Any], phase: str, timeout_s: float = 60.0
+) -> TaskStatus:
+    """Poll the status query until the task reaches ``phase`` (bounded)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        status: TaskStatus = await handle.query(QUERY_STATUS, result_type=TaskStatus)
+        if status.phase == phase:
+            return status
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"task never reached {phase}; last phase {status.phase}")
+        await asyncio.sleep(0.1)
+
+
+async def start(client: Client, inp: TaskInput, task_queue: str) -> WorkflowHandle[Any, Any]:
+    from workflow.task.workflows import TaskWorkflow
+
+    return await client.start_workflow(
+        TaskWorkflow.run, inp, id=f"task-{inp.spec.task_id}", task_queue=task_queue
+    )

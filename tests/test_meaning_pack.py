@@ -1,0 +1,239 @@
+"""The meaning pack and file summaries: deterministic, compact, every claim backed by evidence."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+from typer.testing import CliRunner
+
+from processors.code_index import (
+    extract_facts,
+    file_summaries,
+    file_summary,
+    index_repository,
+    meaning_pack,
+    pack_evidence,
+    pack_facts,
+)
+from semspec.cli.app import app
+from semspec.config.models import GraphConfig
+from semspec.errors import InputError, NotFoundError
+from vocabulary.store import GraphStore, open_store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "code"
+SOURCES = ["service.py", "server.go", "app.js", "shapes.ts", "lib.rs", "Inventory.java"]
+PATHS = [f"src/{n}" for n in SOURCES]
+
+
+@pytest.fixture(autouse=True)
+def fresh_logging() -> None:
+    """Log to the current stdout: a CLI test may have bound structlog to a closed stream."""
+    structlog.reset_defaults()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    for name in SOURCES:
+        shutil.copy(FIXTURES / name, root / "src" / name)
+    return root
+
+
+@pytest.fixture
+def store(repo: Path) -> Iterator[GraphStore]:
+    opened = open_store(GraphConfig(), repo)
+    try:
+        index_repository(opened, repo)
+        yield opened
+    finally:
+        opened.close()
+
+
+def node_lines(text: str) -> dict[str, str]:
+    """Claim id → the rest of its N/F line."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.strip().split(" ", 2)
+        if parts[0] in ("N", "F"):
+            found[parts[1]] = parts[2]
+    return found
+
+
+def test_every_claim_of_the_pack_has_an_evidence_pointer(store: GraphStore) -> None:
+    pack = meaning_pack(store, PATHS, private=True)
+    pointers = pack_evidence(pack.text)
+    claim_ids = set(node_lines(pack.text)) | {
+        line.split()[1] for line in pack.text.splitlines() if line.startswith("E ")
+    }
+    assert pack.claims == len(claim_ids) > 40
+    assert pack.claims_with_evidence == pack.claims
+    assert set(pointers) == claim_ids
+
+
+def test_evidence_pointers_resolve_to_lines_naming_the_symbol(
+    repo: Path, store: GraphStore
+) -> None:
+    pack = meaning_pack(store, PATHS, private=True)
+    words = {
+        line.split()[1]: line.split()[2] for line in pack.text.splitlines() if line[:2] == "D "
+    }
+    pointers = pack_evidence(pack.text)
+    checked = 0
+    for claim, rest in node_lines(pack.text).items():
+        kind, label = rest.split(" ", 1)
+        if kind not in ("fn", "class", "m"):
+            continue
+        path, _, span_hash = pointers[claim].partition(":")
+        span, _, digest = span_hash.partition("#")
+        start, end = (int(n) for n in span.split("-"))
+        data = (repo / path).read_bytes()
+        assert hashlib.sha256(data).hexdigest().startswith(digest)
+        # The symbol the pointer lands on is the one the claim names, on the pointed line.
+        symbol = next(
+            s
+            for s in extract_facts(path, data).symbols
+            if (s.start_line, s.end_line) == (start, end)
+        )
+        expanded = " ".join(words.get(part, part) for part in re.split(r"([\w$]+)", label))
+        assert symbol.name in expanded, (claim, rest)
+        assert symbol.name in data.decode().splitlines()[start - 1]
+        checked += 1
+    assert checked > 25
+
+
+def test_the_pack_is_deterministic_whatever_the_order_of_paths(store: GraphStore) -> None:
+    first = meaning_pack(store, PATHS)
+    second = meaning_pack(store, list(reversed(PATHS)) + PATHS[:2])
+    assert first == second
+
+
+def test_the_pack_from_the_store_equals_the_pack_from_extracted_facts(
+    repo: Path, store: GraphStore
+) -> None:
+    facts = {p: extract_facts(p, (repo / p).read_bytes()) for p in PATHS}
+    assert meaning_pack(store, PATHS) == meaning_pack(facts, PATHS)
+
+
+def test_private_names_are_left_out_unless_asked_for(store: GraphStore) -> None:
+    public = meaning_pack(store, ["src/service.py"])
+    everything = meaning_pack(store, ["src/service.py"], private=True)
+    assert "_read" not in public.text
+    assert "_read" in everything.text
+    assert "fn helper(value: str) -> str" in public.text
+
+
+def test_the_pack_carries_boundaries_imports_and_call_edges(store: GraphStore) -> None:
+    text = meaning_pack(store, ["src/service.py"]).text
+    assert "fn items() -> str [http: GET,POST /items]\n" in text
+    assert "fn serve(port: int=8080) -> None [cli: command serve]\n" in text
+    assert " env API_TOKEN\n" in text and " cfg settings.yaml\n" in text
+    assert " cli __main__\n" in text
+    assert " imports typer,flask\n" in text  # the standard library is left out
+    nodes = node_lines(text)
+    items = next(k for k, v in nodes.items() if v.startswith("fn items"))
+    helper = next(k for k, v in nodes.items() if v.startswith("fn helper"))
+    assert f"E e0 {items} calls {helper}" in text
+
+
+def test_names_used_more_than_once_go_to_the_dictionary() -> None:
+    source = b"class Alpha:\n    def compute(self) -> int:\n        return 1\n\n\n"
+    source += b"class Beta:\n    def compute(self) -> int:\n        return 2\n"
+    text = pack_facts([extract_facts("m.py", source)]).text
+    assert "D d0 compute" in text
+    assert text.count("compute") == 1
+
+
+def test_a_file_summary_lists_symbols_with_signatures_and_lines(store: GraphStore) -> None:
+    summary = file_summary(store, "src/service.py")
+    lines = summary.splitlines()
+    assert lines[0].startswith("src/service.py (python, 51 lines, #")
+    assert "imports: __future__ (annotations); os; pathlib (Path); typer; flask (Flask)" in lines
+    assert "  http_route GET,POST /items L36-38" in lines
+    assert "  L16-28 class Store" in lines
+    assert "    L23-24 def load(self, name: str) -> str" in lines
+    assert file_summary(store, "src/service.py") == summary
+
+
+def test_file_summaries_leave_out_files_that_are_not_indexed(store: GraphStore) -> None:
+    found = file_summaries(store, ["src/server.go", "src/missing.py"])
+    assert list(found) == ["src/server.go"]
+    assert "L30-36 func main()" in found["src/server.go"]
+
+
+def test_a_file_summary_of_an_unindexed_file_says_to_index(store: GraphStore) -> None:
+    with pytest.raises(NotFoundError) as caught:
+        file_summary(store, "src/missing.py")
+    assert caught.value.hint is not None and "semspec index" in caught.value.hint
+
+
+def test_the_index_command_reports_counts_as_json(repo: Path) -> None:
+    runner = CliRunner()
+    first = runner.invoke(app, ["--repo", str(repo), "index", "--json"])
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["indexed"] == sorted(PATHS)
+    again = runner.invoke(app, ["--repo", str(repo), "index", "--json"])
+    assert json.loads(again.stdout)["unchanged"] == sorted(PATHS)
+
+
+def test_the_pack_command_prints_the_pack_of_the_named_files(repo: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(app, ["--repo", str(repo), "index"])
+    result = runner.invoke(
+        app, ["--repo", str(repo), "index", "pack", "--file", str(repo / "src/server.go"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["files"] == ["src/server.go"]
+    assert data["claims"] == data["claims_with_evidence"] > 5
+    assert "F n0 src/server.go go 36L" in data["text"]
+
+
+def test_the_pack_command_refuses_a_file_outside_the_repository(tmp_path: Path, repo: Path) -> None:
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("x = 1\n")
+    result = CliRunner().invoke(app, ["--repo", str(repo), "index", "pack", "--file", str(outside)])
+    assert isinstance(result.exception, InputError)
+    assert "outside the repository" in str(result.exception)
+    assert result.exception.exit_code == 2
+
+
+def test_the_pack_command_names_files_that_are_not_indexed(repo: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(app, ["--repo", str(repo), "index"])
+    (repo / "src" / "new.py").write_text("def fresh() -> None:\n    pass\n")
+    result = runner.invoke(
+        app, ["--repo", str(repo), "index", "summary", "--file", str(repo / "src/new.py")]
+    )
+    assert isinstance(result.exception, NotFoundError)
+    assert "src/new.py" in str(result.exception)
+
+
+def test_the_cli_exits_2_with_a_hint_for_a_file_that_is_not_indexed(repo: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "semspec", "--repo", str(repo), "index", "pack", "-f", "nope.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "error: indexed file 'nope.py' not found" in done.stderr
+    assert "hint: run `semspec index` first" in done.stderr
+
+
+def test_the_index_command_names_syntax_errors_with_file_and_line(repo: Path) -> None:
+    shutil.copy(FIXTURES / "broken.py", repo / "src" / "broken.py")
+    result = CliRunner().invoke(app, ["--repo", str(repo), "index"])
+    assert result.exit_code == 0, result.output
+    assert "indexed 6, unchanged 0, removed 0, skipped 1, failed 1" in result.stdout
+    assert "error: src/broken.py:5: invalid syntax" in result.stderr

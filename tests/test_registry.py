@@ -1,0 +1,187 @@
+"""The model registry: shipped profiles, per-repository overrides, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from model.registry import DEFAULT_MODELS_PATH, load_registry
+from semspec.cli.app import app
+from semspec.errors import ConfigError, NotFoundError
+
+
+def write_override(repo: Path, text: str) -> Path:
+    path = repo / ".semspec" / "models.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_registry_covers_the_common_model_families() -> None:
+    registry = load_registry()
+    for ident in ("gpt-4o", "gpt-4.1", "o3", "claude-sonnet-4-5", "claude-opus-4-1"):
+        assert ident in registry
+    for ident in ("claude-haiku-4-5", "qwen2.5-coder-7b", "qwen2.5-coder-32b", "scripted"):
+        assert ident in registry
+    assert "llama3.1-8b" in registry
+    assert "deepseek-coder-v2-lite" in registry
+
+
+def test_every_shipped_number_has_a_source_comment() -> None:
+    numbers = ("context_window:", "sweet_spot:", "effective_context:", "max_output_tokens:")
+    lines = DEFAULT_MODELS_PATH.read_text(encoding="utf-8").splitlines()
+    in_scripted = False
+    for line in lines:
+        in_scripted = in_scripted or line.strip() == "scripted:"
+        if not in_scripted and line.strip().startswith(numbers):
+            assert "#" in line, f"no source comment on: {line.strip()}"
+
+
+def test_gpt_4o_profile_matches_the_vendor_documentation() -> None:
+    spec = load_registry().get("gpt-4o")
+    assert spec.provider == "openai"
+    assert spec.tokenizer == "o200k_base"
+    assert spec.context.context_window == 128_000
+    assert spec.context.max_output_tokens == 16_384
+    assert spec.endpoint.api_key_env == "OPENAI_API_KEY"
+
+
+def test_override_changes_one_field_and_keeps_the_rest(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    context: {sweet_spot: 30000}\n")
+    spec = load_registry(tmp_path).get("gpt-4o")
+    assert spec.context.sweet_spot == 30_000
+    assert spec.context.context_window == 128_000
+    assert spec.cost is not None and spec.cost.input_per_1m == 2.50
+
+
+def test_override_adds_a_new_local_model(tmp_path: Path) -> None:
+    write_override(
+        tmp_path,
+        """\
+models:
+  my-vllm:
+    provider: openai-compatible
+    api_model: org/model
+    endpoint: {base_url: "http://127.0.0.1:8000/v1"}
+    capabilities: [developer]
+    context:
+      context_window: 16000
+      effective_context: 12000
+      sweet_spot: 8000
+      system_prompt_overhead: 1000
+      recommended_max_file_tokens: 3000
+""",
+    )
+    registry = load_registry(tmp_path)
+    spec = registry.get("my-vllm")
+    assert spec.wire_name == "org/model"
+    assert spec.cost is None
+    assert [s.id for s in registry.for_role("developer")].count("my-vllm") == 1
+    assert "my-vllm" not in [s.id for s in registry.for_role("reviewer")]
+
+
+def test_override_with_null_removes_a_shipped_model(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  o3: null\n")
+    assert "o3" not in load_registry(tmp_path)
+
+
+def test_bad_field_names_the_override_file_field_and_line(tmp_path: Path) -> None:
+    path = write_override(tmp_path, "models:\n  gpt-4o:\n    context:\n      sweet_spot: lots\n")
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.path == str(path)
+    assert caught.value.field == "models.gpt-4o.context.sweet_spot"
+    assert caught.value.line == 4
+
+
+def test_profile_numbers_out_of_order_are_rejected(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    context: {sweet_spot: 500000}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert "sweet_spot must not exceed effective_context" in str(caught.value)
+    assert caught.value.field == "models.gpt-4o.context"
+
+
+def test_unknown_key_is_reported_with_its_field(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    temprature: 0.2\n")
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.field == "models.gpt-4o.temprature"
+    assert "unknown key" in str(caught.value)
+
+
+def test_new_model_missing_its_context_is_reported(tmp_path: Path) -> None:
+    path = write_override(
+        tmp_path, "models:\n  half:\n    provider: openai\n    capabilities: [developer]\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.path == str(path)
+    assert caught.value.field == "models.half.context"
+
+
+def test_an_api_key_pasted_instead_of_a_variable_name_is_refused(tmp_path: Path) -> None:
+    write_override(
+        tmp_path, "models:\n  gpt-4o:\n    endpoint: {api_key_env: sk-abcdefghijklmnop}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.field == "models.gpt-4o.endpoint.api_key_env"
+    assert "sk-abcdefghijklmnop" not in str(caught.value)
+
+
+def test_invalid_yaml_reports_the_line(tmp_path: Path) -> None:
+    path = write_override(tmp_path, "models:\n  gpt-4o: [unclosed\n")
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.path == str(path)
+    assert caught.value.line is not None
+
+
+def test_a_file_without_a_models_mapping_is_refused(tmp_path: Path) -> None:
+    write_override(tmp_path, "- gpt-4o\n")
+    with pytest.raises(ConfigError, match="models"):
+        load_registry(tmp_path)
+
+
+def test_unknown_model_id_suggests_near_matches() -> None:
+    with pytest.raises(NotFoundError) as caught:
+        load_registry().get("gpt4o")
+    assert caught.value.ident == "gpt4o"
+    assert caught.value.hint is not None and "gpt-4o" in caught.value.hint
+
+
+def test_models_list_prints_json_of_the_effective_registry(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  o3: null\n")
+    result = CliRunner().invoke(app, ["--repo", str(tmp_path), "models", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    ids = [entry["id"] for entry in json.loads(result.stdout)]
+    assert "gpt-4o" in ids
+    assert "o3" not in ids
+
+
+def test_models_list_filters_by_role(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--repo", str(tmp_path), "models", "list", "--role", "reviewer", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    entries = json.loads(result.stdout)
+    assert entries and all("reviewer" in entry["capabilities"] for entry in entries)
+
+
+def test_cli_reports_a_bad_registry_file_and_exits_2(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    context: {sweet_spot: many}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "semspec", "--repo", str(tmp_path), "models", "list"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "models.gpt-4o.context.sweet_spot" in done.stderr
+    assert done.stderr.startswith("error: ")

@@ -1,0 +1,206 @@
+"""The pure rule core: thresholds, the ladder, episodes, dedupe and cross-task conflicts."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from processors.risk_monitor.ladder import next_level
+from processors.risk_monitor.rules import Step, apply_event, related_tasks
+from processors.risk_monitor.state import FileIndex, TaskState
+from semspec.config.models import RiskConfig
+from vocabulary.events import MonitorEvent
+
+RISK = RiskConfig()
+_ids = itertools.count()
+
+
+def event(kind: str, task: str = "t1", **data: Any) -> MonitorEvent:
+    return MonitorEvent(
+        event_id=f"e{next(_ids)}", kind=kind, task_id=task, run_id="r", iteration=1, data=data
+    )
+
+
+class World:
+    """Task states and the index, carried from one event to the next like the processor does."""
+
+    def __init__(self, risk: RiskConfig = RISK) -> None:
+        self.states: dict[str, TaskState] = {}
+        self.index = FileIndex()
+        self.risk = risk
+
+    def feed(self, ev: MonitorEvent) -> Step:
+        related = related_tasks(ev, self.index)
+        step = apply_event(
+            ev, {t: self.states[t] for t in related if t in self.states}, self.index, self.risk
+        )
+        self.states.update(step.states)
+        self.index = step.index
+        return step
+
+    def levels(self, step: Step) -> list[tuple[str, str, str]]:
+        return [(e.signal.task_id, e.signal.reason, e.signal.level) for e in step.emissions]
+
+
+def test_retry_count_escalates_above_three_and_not_at_three() -> None:
+    world = World()
+    assert world.levels(world.feed(event("iteration", retries=3))) == []
+    step = world.feed(event("iteration", retries=4))
+    assert world.levels(step) == [("t1", "retry_limit", "escalate")]
+    assert step.emissions[0].signal.evidence["retries"] == 4
+
+
+def test_context_utilization_pauses_above_seventy_percent_and_not_at_it() -> None:
+    world = World()
+    assert world.levels(world.feed(event("context", utilization=0.70))) == []
+    step = world.feed(event("context", utilization=0.71))
+    assert world.levels(step) == [("t1", "context_pressure", "pause")]
+    assert step.emissions[0].action == "pause"
+
+
+def test_context_utilization_is_computed_from_tokens_when_not_given() -> None:
+    world = World()
+    step = world.feed(event("context", tokens_used=7_500, window=10_000))
+    assert world.levels(step) == [("t1", "context_pressure", "pause")]
+
+
+def test_context_exhaustion_warns_when_the_next_iteration_would_not_fit() -> None:
+    world = World()
+    fits = event("context", tokens_used=4_000, window=10_000, tokens_per_iteration=5_999)
+    assert world.levels(world.feed(fits)) == []
+    runs_out = event("context", tokens_used=4_000, window=10_000, tokens_per_iteration=6_000)
+    assert world.levels(world.feed(runs_out)) == [("t1", "context_exhaustion", "warn")]
+
+
+def test_scope_creep_flags_a_file_outside_the_task_and_not_one_inside() -> None:
+    world = World()
+    inside = event("files", files=["a.py"], task_files=["a.py", "b.py"])
+    assert world.levels(world.feed(inside)) == []
+    step = world.feed(event("files", files=["a.py", "c.py"]))
+    assert world.levels(step) == [("t1", "scope_creep", "warn")]
+    assert step.emissions[0].action == "flag"
+    assert step.emissions[0].signal.evidence["outside"] == ["c.py"]
+
+
+def test_same_fingerprint_twice_escalates_and_once_does_not() -> None:
+    world = World()
+    assert world.levels(world.feed(event("escalation", fingerprint="abc"))) == []
+    assert world.levels(world.feed(event("review", fingerprint="def"))) == []
+    step = world.feed(event("gate", fingerprint="abc"))
+    assert world.levels(step) == [("t1", "repeated_fingerprint", "escalate")]
+
+
+def test_two_active_tasks_touching_one_file_halt_both() -> None:
+    world = World()
+    assert world.levels(world.feed(event("files", task="a", files=["x.py"]))) == []
+    step = world.feed(event("files", task="b", files=["x.py", "y.py"]))
+    assert sorted(world.levels(step)) == [
+        ("a", "conflicting_changes", "halt"),
+        ("b", "conflicting_changes", "halt"),
+    ]
+    assert {e.action for e in step.emissions} == {"halt"}
+    by_task = {e.signal.task_id: e.signal.evidence for e in step.emissions}
+    assert by_task["a"]["other_tasks"] == ["b"] and by_task["a"]["files"] == ["x.py"]
+
+
+def test_a_finished_task_no_longer_conflicts() -> None:
+    world = World()
+    world.feed(event("files", task="a", files=["x.py"]))
+    world.feed(event("finished", task="a", outcome="approved"))
+    assert world.index.holders("x.py") == []
+    assert world.levels(world.feed(event("files", task="b", files=["x.py"]))) == []
+
+
+def test_a_repeating_signal_climbs_one_step_per_repeat_up_to_escalate() -> None:
+    world = World()
+    seen = [world.levels(world.feed(event("context", utilization=0.9))) for _ in range(5)]
+    assert seen == [
+        [("t1", "context_pressure", "pause")],
+        [("t1", "context_pressure", "halt")],
+        [("t1", "context_pressure", "escalate")],
+        [],
+        [],
+    ]
+
+
+def test_levels_never_go_down_within_an_episode() -> None:
+    world = World()
+    world.feed(event("context", utilization=0.9))
+    world.feed(event("context", utilization=0.9))
+    assert world.levels(world.feed(event("context", utilization=0.1))) == []
+    # The next repeat continues from halt, not from the rule's pause.
+    assert world.levels(world.feed(event("context", utilization=0.8))) == [
+        ("t1", "context_pressure", "escalate")
+    ]
+    assert world.states["t1"].levels["context_pressure"] == "escalate"
+
+
+def test_a_human_resolution_starts_a_new_episode_with_new_signal_ids() -> None:
+    world = World()
+    first = world.feed(event("iteration", retries=4)).emissions[0].signal
+    assert world.feed(event("iteration", retries=5)).emissions == []
+    world.feed(event("escalation", resolved=True, retries=0))
+    again = world.feed(event("iteration", retries=4)).emissions[0].signal
+    assert again.level == "escalate" and again.signal_id != first.signal_id
+    assert world.states["t1"].episode == 1
+
+
+def test_a_resolution_on_an_iteration_event_also_closes_the_episode() -> None:
+    world = World()
+    world.feed(event("context", utilization=0.9))
+    world.feed(event("iteration", resolution="retry", retries=0))
+    assert world.levels(world.feed(event("context", utilization=0.9))) == [
+        ("t1", "context_pressure", "pause")
+    ]
+
+
+def test_a_duplicate_event_changes_nothing() -> None:
+    world = World()
+    ev = event("iteration", retries=4)
+    world.feed(ev)
+    before = world.states["t1"]
+    step = world.feed(ev)
+    assert step.duplicate and step.emissions == [] and step.states == {}
+    assert world.states["t1"] is before
+
+
+def test_remembered_event_ids_are_bounded() -> None:
+    world = World(RiskConfig(dedupe_ids=3))
+    for _ in range(5):
+        world.feed(event("iteration", retries=0))
+    assert len(world.states["t1"].seen) == 3
+
+
+def test_the_same_inputs_give_the_same_signal_ids() -> None:
+    ev = event("iteration", retries=4)
+    one = apply_event(ev, {}, FileIndex(), RISK).emissions[0].signal
+    two = apply_event(ev, {}, FileIndex(), RISK).emissions[0].signal
+    assert one == two
+
+
+def test_published_signals_wait_in_the_outbox_of_their_task() -> None:
+    world = World()
+    world.feed(event("files", task="a", files=["x.py"]))
+    world.feed(event("files", task="b", files=["x.py"]))
+    assert [p.action for p in world.states["a"].outbox] == ["halt"]
+    assert [p.signal["task_id"] for p in world.states["b"].outbox] == ["b"]
+
+
+def test_log_level_rules_are_recorded_but_not_published() -> None:
+    risk = RiskConfig.model_validate({"retry_count": {"threshold": 3, "level": "log"}})
+    world = World(risk)
+    step = world.feed(event("iteration", retries=4))
+    assert [(e.signal.level, e.published) for e in step.emissions] == [("log", False)]
+    assert world.states["t1"].outbox == []
+
+
+def test_a_disabled_rule_never_fires() -> None:
+    risk = RiskConfig.model_validate({"retry_count": {"enabled": False}})
+    assert World(risk).feed(event("iteration", retries=9)).emissions == []
+
+
+def test_the_ladder_starts_at_the_rule_level_and_stops_at_the_top() -> None:
+    assert next_level("warn", None) == "warn"
+    assert next_level("warn", "warn") == "pause"
+    assert next_level("halt", "pause") == "halt"
+    assert next_level("warn", "escalate") is None

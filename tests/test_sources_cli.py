@@ -1,0 +1,77 @@
+"""The ``semspec sources``, ``review context`` and ``graph query`` commands end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from semspec.cli.app import app
+
+REPO_SOPS = Path(__file__).resolve().parents[1] / ".semspec" / "sources" / "docs" / "sops"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO_SOPS, root / ".semspec" / "sources" / "docs" / "sops")
+    (root / ".git").mkdir()
+    return root
+
+
+def run(repo: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["--repo", str(repo), *args])
+    return result.exit_code, result.stdout
+
+
+def test_sources_sync_list_and_show_work_on_this_repositorys_own_sops(repo: Path) -> None:
+    code, out = run(repo, "sources", "sync", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert len(report["added"]) == 3 and report["failed"] == []
+    code, out = run(repo, "sources", "list", "--json")
+    assert [e["sop_id"] for e in json.loads(out)] == [
+        "python-errors",
+        "tests-real-parts",
+        "workflow-determinism",
+    ]
+    code, out = run(repo, "sources", "show", "python-errors", "--json")
+    assert json.loads(out)["requirements"][0].startswith("Raise a class from")
+
+
+def test_sources_sync_names_a_broken_file_and_exits_2(repo: Path) -> None:
+    bad = repo / ".semspec" / "sources" / "docs" / "sops" / "bad.md"
+    bad.write_text("---\ncategory: sop\nseverity: info\n---\nbody\n")
+    code, out = run(repo, "sources", "sync", "--json")
+    assert code == 2
+    failed = json.loads(out)["failed"]
+    assert failed == [
+        {"file": ".semspec/sources/docs/sops/bad.md", "problem": failed[0]["problem"]}
+    ]
+    assert "missing applies_to" in failed[0]["problem"]
+
+
+def test_review_context_prints_matching_sops_and_a_budget(repo: Path) -> None:
+    run(repo, "sources", "sync")
+    code, out = run(repo, "review", "context", "--file", "workflow/task/loop.py", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["sections"][0]["items"] == ["python-errors", "workflow-determinism"]
+    assert data["used_tokens"] <= data["budget_tokens"]
+    code, out = run(repo, "review", "context", "-f", "workflow/x.py")
+    assert "## SOPs" in out and "budget" in out
+
+
+def test_graph_query_prints_rows_as_json(repo: Path) -> None:
+    run(repo, "sources", "sync")
+    query = "SELECT ?id WHERE { GRAPH ?g { ?s <urn:semspec:source.doc.id> ?id } } ORDER BY ?id"
+    code, out = run(repo, "graph", "query", query, "--json")
+    assert code == 0
+    assert [r["id"] for r in json.loads(out)] == [
+        "python-errors",
+        "tests-real-parts",
+        "workflow-determinism",
+    ]

@@ -1,0 +1,251 @@
+"""The task loop on a real Temporal server, real git, real gates and real NATS."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pygit2
+import pytest
+from temporalio.client import Client, WorkflowUpdateFailedError
+
+from tests.support.tasks import (
+    BROKEN_CALC,
+    GOOD_CALC,
+    GOOD_CALC_V2,
+    start,
+    task_input,
+    wait_for_phase,
+    write_script,
+)
+from vocabulary.events import RiskSignalInput
+from workflow.task.publisher import EventPublisher
+from workflow.task.shared import Resolution, TaskResult
+from workflow.task.worker import build_worker
+
+APPROVE = {"verdict": "approve", "summary": "looks right"}
+CHANGES = {
+    "verdict": "request_changes",
+    "summary": "criterion not met",
+    "findings": [{"message": "mul is missing", "criterion": "sub(a, b) returns a - b"}],
+}
+
+
+@pytest.fixture
+async def worker(
+    temporal_client: Client, task_queue: str, nats_url: str
+) -> AsyncIterator[EventPublisher]:
+    publisher = EventPublisher(nats_url)
+    async with build_worker(temporal_client, task_queue, publisher):
+        yield publisher
+    await publisher.close()
+
+
+def _tid() -> str:
+    return f"t{uuid.uuid4().hex[:8]}"
+
+
+def _branch_commits(repo: Path, task_id: str) -> list[pygit2.Commit]:
+    git = pygit2.Repository(str(repo))
+    tip = git.lookup_branch(f"semspec/task/{task_id}").peel(pygit2.Commit)
+    base = git.lookup_branch("main").peel(pygit2.Commit)
+    return [c for c in git.walk(tip.id) if c.id != base.id and git.descendant_of(c.id, base.id)]
+
+
+async def test_a_task_approved_on_first_try_commits_once_on_its_branch(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}]
+    )
+    task_id = _tid()
+    handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    assert result.iterations == 1
+    commits = _branch_commits(git_repo, task_id)
+    assert [c.id.hex if hasattr(c.id, "hex") else str(c.id) for c in commits] == [result.commit_id]
+    assert f"Semspec-Task: {task_id}" in commits[0].message
+    # The user's own checkout is untouched.
+    assert (git_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+async def test_a_failed_required_gate_sends_the_error_back_and_the_fix_is_approved(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"developer": {"write": {"calc.py": BROKEN_CALC}}},
+            {"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE},
+        ],
+    )
+    handle = await start(temporal_client, task_input(git_repo, script, _tid()), task_queue)
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    assert result.iterations == 2
+    gate_lines = [e.message for e in result.status.log if e.kind == "gate"]
+    assert gate_lines[0].startswith("check: FAIL")
+    assert gate_lines[1].startswith("check: pass")
+    assert len(result.status.fingerprints) == 1
+
+
+async def test_request_changes_loops_back_with_findings_then_approves(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": CHANGES},
+            {"developer": {"write": {"calc.py": GOOD_CALC_V2}}, "reviewer": APPROVE},
+        ],
+    )
+    handle = await start(temporal_client, task_input(git_repo, script, _tid()), task_queue)
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    verdicts = [e.message.split()[0] for e in result.status.log if e.kind == "review"]
+    assert verdicts == ["request_changes", "approve"]
+
+
+async def test_an_unchanged_fingerprint_escalates_with_no_new_evidence(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": BROKEN_CALC}}}])
+    task_id = _tid()
+    handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
+    status = await wait_for_phase(handle, "escalated")
+    assert status.pending_escalation is not None
+    assert status.pending_escalation.reason == "no_new_evidence"
+    assert status.iteration == 2
+    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    result: TaskResult = await handle.result()
+    assert result.outcome == "aborted"
+    assert result.commit_id is None
+
+
+async def test_exhausted_retries_escalate_and_a_human_retry_with_guidance_gets_approved(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    # Each iteration writes a different broken file, so every fingerprint is new.
+    broken = [
+        {"developer": {"write": {"calc.py": BROKEN_CALC + f"# attempt {i}\n"}}} for i in range(3)
+    ]
+    script = write_script(
+        tmp_path / "s.yaml",
+        [*broken, {"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
+    )
+    inp = task_input(git_repo, script, _tid(), max_retries=1)
+    handle = await start(temporal_client, inp, task_queue)
+    status = await wait_for_phase(handle, "escalated")
+    assert status.pending_escalation is not None
+    assert status.pending_escalation.reason == "budget_exhausted"
+    assert status.retries == 2
+    with pytest.raises(WorkflowUpdateFailedError):
+        await handle.execute_update("resolve_escalation", Resolution("retry"))  # no guidance
+    await handle.execute_update("resolve_escalation", Resolution("retry", "fix add"))
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    assert result.iterations == 4  # the retry count was reset by the human's answer
+    resolutions = [e.message for e in result.status.log if e.kind == "resolution"]
+    assert resolutions[0] == "retry by human: fix add"
+
+
+async def test_resolving_a_task_that_is_not_escalated_is_refused(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
+    )
+    pause = RiskSignalInput(reason="context_pressure", level="pause", signal_id="p1")
+    inp = task_input(git_repo, script, _tid())
+    from workflow.task.workflows import TaskWorkflow
+
+    handle = await temporal_client.start_workflow(
+        TaskWorkflow.run,
+        inp,
+        id=f"task-{inp.spec.task_id}",
+        task_queue=task_queue,
+        start_signal="pause",
+        start_signal_args=[pause],
+    )
+    status = await wait_for_phase(handle, "escalated")
+    assert status.paused
+    assert status.pending_escalation is not None
+    assert status.pending_escalation.source == "pause"
+    await handle.execute_update("resolve_escalation", Resolution("retry", "carry on"))
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    with pytest.raises(Exception, match="not"):
+        await handle.execute_update("resolve_escalation", Resolution("approve"))
+
+
+async def test_a_halt_before_commit_stops_changes_until_a_human_answers(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
+    )
+    task_id = _tid()
+    handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
+    await handle.signal("halt", RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py"))
+    await handle.signal("halt", RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py"))
+    status = await wait_for_phase(handle, "escalated")
+    assert status.halted
+    assert status.commit_id is None
+    assert sum(1 for e in status.log if e.kind == "signal") == 1  # the duplicate was ignored
+    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    result: TaskResult = await handle.result()
+    assert result.outcome == "aborted"
+    git = pygit2.Repository(str(git_repo))
+    assert git.lookup_branch(f"semspec/task/{task_id}") is not None
+    assert _branch_commits(git_repo, task_id) == []
+
+
+async def test_loop_events_and_the_escalation_signal_reach_jetstream(
+    temporal_client: Client,
+    task_queue: str,
+    worker: EventPublisher,
+    git_repo: Path,
+    tmp_path: Path,
+    nats_url: str,
+) -> None:
+    script = write_script(tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": BROKEN_CALC}}}])
+    task_id = _tid()
+    handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
+    await wait_for_phase(handle, "escalated")
+    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.result()
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        kinds = await _kinds_for(js, "agent.monitor.*", task_id)
+        signals = await _kinds_for(js, "user.signal.>", task_id)
+    finally:
+        await nc.close()
+    for kind in ("iteration", "files", "gate", "escalation", "finished"):
+        assert kind in kinds
+    assert kinds.count("finished") == 1
+    assert signals == ["escalate"]
+
+
+async def _kinds_for(js: Any, subject: str, task_id: str) -> list[str]:
+    sub = await js.subscribe(subject, ordered_consumer=True)
+    kinds: list[str] = []
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=0.5)
+            except Exception:
+                break
+            body = json.loads(msg.data)
+            if body.get("task_id") == task_id:
+                kinds.append(body.get("kind") or body.get("level"))
+    finally:
+        await sub.unsubscribe()
+    return kinds

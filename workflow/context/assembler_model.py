@@ -1,0 +1,57 @@
+"""Input and output of the reviewer's context assembler."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class AssemblyRequest:
+    """What the reviewer will look at and the window it has.
+
+    ``file_summaries`` (repo-relative path → summary text) is filled by the caller; when it is
+    None the assembler reads what the code graph holds for the task files.
+    """
+
+    task_files: tuple[str, ...]
+    plan_id: str | None = None
+    task_id: str | None = None
+    diff: str = ""
+    window_tokens: int = 32_000
+    system_prompt_tokens: int = 2_000
+    working_memory_tokens: int = 6_000
+    output_tokens: int = 1_000
+    safety_margin: float = 0.15
+    file_summaries: dict[str, str] | None = None
+
+
+@dataclass
+class Section:
+    """One part of the assembled context and what the budget did to it.
+
+    ``share`` is this section's fraction of the context budget; ``items`` are the labels
+    included, ``trimmed`` those included in part, ``dropped`` those left out, ``reason`` why.
+    """
+
+    name: str
+    tokens: int = 0
+    share: float = 0.0
+    items: list[str] = field(default_factory=list)
+    trimmed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+@dataclass
+class AssembledContext:
+    """The context text for the reviewer, section by section, with the budget it was cut to."""
+
+    sections: list[Section]
+    text: str
+    budget_tokens: int
+    used_tokens: int
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data for ``--json``."""
+        return asdict(self)

@@ -1,0 +1,1 @@
+"""The task loop: developer → gates → reviewer as one durable Temporal workflow."""

@@ -1,0 +1,51 @@
+"""Build and run the Temporal worker that serves task (and plan) workflows."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from workflow.task.activities import TaskActivities
+from workflow.task.publisher import EventPublisher
+from workflow.task.workflows import TaskWorkflow
+
+
+def workflows() -> list[type[Any]]:
+    """Every workflow class the worker registers."""
+    return [TaskWorkflow]
+
+
+def build_worker(client: Client, task_queue: str, publisher: EventPublisher | None) -> Worker:
+    """A worker for the task loop; activities share ``publisher`` for monitor events."""
+    activities = TaskActivities(publisher)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=workflows(),
+        activities=activities.all(),
+        max_concurrent_activities=16,
+    )
+
+
+async def run_worker(
+    client: Client,
+    task_queue: str,
+    nats_url: str | None,
+    nats_options: dict[str, Any] | None = None,
+    stop: asyncio.Event | None = None,
+    on_ready: Any = None,
+) -> None:
+    """Run until ``stop`` is set (or forever), then shut down gracefully."""
+    publisher = EventPublisher(nats_url, dict(nats_options or {})) if nats_url else None
+    worker = build_worker(client, task_queue, publisher)
+    try:
+        async with worker:
+            if on_ready is not None:
+                on_ready()
+            await (stop or asyncio.Event()).wait()
+    finally:
+        if publisher is not None:
+            await publisher.close()

@@ -1,0 +1,581 @@
+"""``TaskWorkflow``: the durable developer → gates → reviewer loop of one task.
+
+Deterministic: all I/O is in ``workflow.task.activities``. The loop is bounded by retries,
+iterations and evidence fingerprints; whenever a bound is hit it escalates and waits for a
+human's ``resolve_escalation`` update. Risk-monitor signals (pause, halt, flag) are honoured at
+safe points, never in the middle of an activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+with workflow.unsafe.imports_passed_through():
+    # Imported here (not only transitively) so the sandbox can resolve their type hints
+    # when it decodes activity results.
+    from agents import protocol as _agent_protocol  # noqa: F401
+    from workflow.gates import types as _gate_types  # noqa: F401
+    from vocabulary.events import RiskSignalInput
+    from vocabulary.reasons import FallbackReason
+    from workflow.fingerprint import evidence_fingerprint
+    from workflow.task.activities import TaskActivities
+    from workflow.task.shared import (
+        QUERY_STATUS,
+        RESOLUTION_ACTIONS,
+        SIGNAL_FLAG,
+        SIGNAL_HALT,
+        SIGNAL_PAUSE,
+        UPDATE_RESOLVE,
+        WORKFLOW_NAME,
+        CommitInput,
+        DeveloperInput,
+        DeveloperStep,
+        EnrichInput,
+        Escalation,
+        EventContext,
+        GatesInput,
+        GatesStep,
+        LogEntry,
+        PublishInput,
+        Resolution,
+        ResolutionAck,
+        ReviewInput,
+        ReviewStep,
+        TaskInput,
+        TaskResult,
+        TaskStatus,
+        Workspace,
+        WorkspaceInput,
+    )
+
+SHORT_TIMEOUT = timedelta(seconds=60)
+HEARTBEAT_TIMEOUT = timedelta(seconds=15)
+NON_RETRYABLE = ["InputError", "ScriptError", "ConfigError", "GitError", "GateError"]
+
+
+class _Stop(Exception):
+    """Internal: the loop is over with this outcome."""
+
+    def __init__(self, outcome: str, reason: str | None = None) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
+        self.reason = reason
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class TaskWorkflow:
+    """One task's loop; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._status: TaskStatus | None = None
+        self._resolution: Resolution | None = None
+        self._pause: RiskSignalInput | None = None
+        self._halt: RiskSignalInput | None = None
+        self._signal_ids: set[str] = set()
+        self._escalations = 0
+        self._early_signals: list[str] = []
+        self._flags: list[str] = []
+
+    # ----- the loop ---------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, inp: TaskInput) -> TaskResult:
+        spec = inp.spec
+        self._inp = inp
+        self._max_retries = inp.limits.max_retries
+        self._max_iterations = inp.limits.max_iterations
+        status = self._status = TaskStatus(
+            task_id=spec.task_id,
+            title=spec.title,
+            phase="workspace",
+            iteration=0,
+            retries=0,
+            max_retries=self._max_retries,
+            flags=self._flags,
+        )
+        for line in self._early_signals:
+            self._log("signal", line)
+        try:
+            ws = await workflow.execute_activity_method(
+                TaskActivities.prepare_workspace,
+                WorkspaceInput(spec.task_id, spec.repo_path, spec.base_branch, inp.run_dir),
+                start_to_close_timeout=SHORT_TIMEOUT,
+                retry_policy=self._retry(),
+            )
+            status.branch = ws.branch
+            self._log("workspace", f"worktree on {ws.branch} at {ws.base_commit[:10]}")
+            outcome, reason = await self._loop(ws)
+        except asyncio.CancelledError:
+            status.phase, status.outcome = "done", "cancelled"
+            self._log("finished", "cancelled")
+            await self._publish(
+                "finished", {"outcome": "cancelled", "commit": None, "reason": None}
+            )
+            raise
+        except ActivityError as err:
+            # Only input errors get here (bad script, unknown branch): retrying cannot help.
+            outcome, reason = "failed", _message_of(err)
+            self._log("finished", f"failed: {reason}")
+        status.phase, status.outcome, status.reason = "done", outcome, reason
+        await self._publish(
+            "finished", {"outcome": outcome, "commit": status.commit_id, "reason": reason}
+        )
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return TaskResult(
+            task_id=spec.task_id,
+            outcome=outcome,
+            reason=reason,
+            commit_id=status.commit_id,
+            iterations=status.iteration,
+            branch=status.branch,
+            status=status,
+        )
+
+    async def _loop(self, ws: Workspace) -> tuple[str, str | None]:
+        feedback: list[str] = []
+        guidance: str | None = None
+        while True:
+            try:
+                try:
+                    feedback = await self._iteration(ws, feedback, guidance)
+                    guidance = None
+                except ActivityError as err:
+                    if _is_input_error(err):
+                        raise
+                    await self._escalate(_reason_of(err), _message_of(err))
+            except _Stop as stop:
+                return stop.outcome, stop.reason
+            except _Resolved as answer:
+                res = answer.resolution
+                if res.action == "abort":
+                    return "aborted", answer.reason
+                if res.action == "approve":
+                    await self._commit(ws, "human", res.resolved_by)
+                    return "approved", None
+                if res.action == "retry":
+                    guidance = res.guidance
+                if res.action == "extend_budget":
+                    extra = res.extra_retries or self._inp.limits.max_retries
+                    self._max_retries += extra
+                    self._max_iterations += extra + 1
+                    self._state.max_retries = self._max_retries
+
+    async def _iteration(
+        self, ws: Workspace, feedback: list[str], guidance: str | None
+    ) -> list[str]:
+        """One developer → gates → reviewer pass; returns the feedback for the next one."""
+        status = self._state
+        await self._safe_point()
+        if status.iteration >= self._max_iterations:
+            await self._escalate(
+                FallbackReason.BUDGET_EXHAUSTED, f"iteration cap of {self._max_iterations} reached"
+            )
+        status.iteration += 1
+        dev = await self._develop(ws, feedback, guidance)
+        if dev.outcome != "submitted":
+            await self._escalate(
+                dev.reason or FallbackReason.BUDGET_EXHAUSTED,
+                f"developer stopped: {dev.outcome} {dev.summary}".strip(),
+            )
+        gates = await self._gates(ws)
+        if not gates.passed:
+            failures = [
+                {"name": r.name, "exit_code": r.exit_code, "timed_out": r.timed_out}
+                for r in gates.results
+                if r.required and not r.passed
+            ]
+            await self._retry_or_escalate(
+                evidence_fingerprint(dev.diff_hash, failures, []), "required gate failed"
+            )
+            return [gates.feedback]
+        review = await self._review(ws, gates, dev)
+        if review.verdict == "approve":
+            await self._safe_point(before_commit=True)
+            await self._commit(ws, review.reviewer, "reviewer")
+            raise _Stop("approved")
+        if review.reason in _FALLBACKS:
+            await self._escalate(review.reason, review.summary or "reviewer gave up")
+        if review.verdict == "reject":
+            await self._escalate(
+                FallbackReason.LOW_CONFIDENCE, f"reviewer rejected: {review.summary}"
+            )
+        findings = [asdict(f) for f in review.findings]
+        await self._retry_or_escalate(
+            evidence_fingerprint(dev.diff_hash, [], findings), "reviewer requested changes"
+        )
+        return [_findings_text(review)]
+
+    # ----- steps ------------------------------------------------------------------------------
+
+    async def _develop(self, ws: Workspace, feedback: list[str], guidance: str | None) -> Any:
+        status = self._state
+        status.phase = "developer"
+        dev: DeveloperStep = await workflow.execute_activity_method(
+            TaskActivities.develop,
+            DeveloperInput(
+                self._inp.spec, ws, self._ctx(), feedback, guidance, retries=status.retries
+            ),
+            start_to_close_timeout=timedelta(seconds=self._inp.limits.developer_timeout_s),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        status.events_dropped += dev.events_dropped
+        touched = ", ".join(dev.files_touched) or "no files"
+        self._log(
+            "developer",
+            f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
+            {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
+        )
+        return dev
+
+    async def _gates(self, ws: Workspace) -> GatesStep:
+        status = self._state
+        status.phase = "gates"
+        total = sum(g.timeout_s for g in self._inp.gates) + 60
+        gates: GatesStep = await workflow.execute_activity_method(
+            TaskActivities.run_gates,
+            GatesInput(
+                ws,
+                list(self._inp.gates),
+                self._ctx(),
+                self._inp.limits.max_output_bytes,
+                f"{self._inp.run_dir}/logs/{self._inp.spec.task_id}",
+            ),
+            start_to_close_timeout=timedelta(seconds=total),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        status.last_gates = list(gates.results)
+        status.events_dropped += gates.events_dropped
+        for r in gates.results:
+            verdict = "pass" if r.passed else ("FAIL" if r.required else "warn")
+            self._log(
+                "gate",
+                f"{r.name}: {verdict} in {r.duration_ms:.0f} ms",
+                {"name": r.name, "passed": r.passed, "required": r.required},
+            )
+        return gates
+
+    async def _review(self, ws: Workspace, gates: GatesStep, dev: DeveloperStep) -> ReviewStep:
+        review = await self._call_reviewer(ws, gates.summary, "")
+        if review.verdict != "need_more_info":
+            return review
+        # One bounded enrichment, and a second call only when the evidence actually changed.
+        before = evidence_fingerprint(dev.diff_hash, [], [asdict(f) for f in review.findings])
+        enrichment = await workflow.execute_activity_method(
+            TaskActivities.enrich,
+            EnrichInput(
+                self._inp.spec,
+                ws,
+                list(review.needed_evidence),
+                [r.log_path for r in gates.results if r.log_path],
+            ),
+            start_to_close_timeout=SHORT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        after = evidence_fingerprint(dev.diff_hash, [], [{"evidence": enrichment.fingerprint}])
+        self._log(
+            "enrichment",
+            f"gathered {', '.join(enrichment.kinds) or 'nothing'}",
+            {"before": before, "after": after},
+        )
+        if not enrichment.text:
+            await self._escalate(
+                FallbackReason.NO_NEW_EVIDENCE,
+                f"reviewer needs {', '.join(review.needed_evidence) or 'more information'}: "
+                f"{review.summary}",
+            )
+        second = await self._call_reviewer(ws, gates.summary, enrichment.text)
+        if second.verdict == "need_more_info":
+            await self._escalate(
+                FallbackReason.NO_NEW_EVIDENCE, f"reviewer still needs more: {second.summary}"
+            )
+        return second
+
+    async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
+        status = self._state
+        status.phase = "reviewer"
+        review: ReviewStep = await workflow.execute_activity_method(
+            TaskActivities.review,
+            ReviewInput(
+                self._inp.spec, ws, self._ctx(), gate_summary, list(status.flags), evidence
+            ),
+            start_to_close_timeout=timedelta(seconds=self._inp.limits.reviewer_timeout_s),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        status.last_verdict = review
+        status.events_dropped += review.events_dropped
+        self._log(
+            "review",
+            f"{review.verdict} by {review.reviewer}: {review.summary}".strip(),
+            {"findings": [f.message for f in review.findings]},
+        )
+        return review
+
+    async def _commit(self, ws: Workspace, reviewer: str, approved_by: str) -> None:
+        status = self._state
+        status.phase = "committing"
+        step = await workflow.execute_activity_method(
+            TaskActivities.commit,
+            CommitInput(
+                self._inp.spec,
+                ws,
+                self._ctx(),
+                reviewer,
+                approved_by,
+                commit_key=workflow.info().workflow_id,
+            ),
+            start_to_close_timeout=SHORT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        status.commit_id = step.commit_id
+        self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
+
+    async def _retry_or_escalate(self, fingerprint: str, why: str) -> None:
+        status = self._state
+        if fingerprint in status.fingerprints:
+            status.fingerprints.append(fingerprint)
+            await self._escalate(
+                FallbackReason.NO_NEW_EVIDENCE,
+                f"{why}, and the evidence is identical to an earlier attempt",
+                fingerprint,
+            )
+        status.fingerprints.append(fingerprint)
+        status.retries += 1
+        self._log("retry", f"{why}; retry {status.retries}/{self._max_retries}")
+        if status.retries > self._max_retries:
+            await self._escalate(
+                FallbackReason.BUDGET_EXHAUSTED,
+                f"{why}; {status.retries - 1} retries used of {self._max_retries}",
+                fingerprint,
+            )
+
+    # ----- escalation and risk signals --------------------------------------------------------
+
+    async def _safe_point(self, before_commit: bool = False) -> None:
+        """Honour a pending pause or halt: stop here and wait for a human."""
+        signal = self._halt or (None if before_commit else self._pause)
+        if signal is None:
+            return
+        source = "halt" if signal is self._halt else "pause"
+        await self._escalate(
+            signal.reason, signal.message or f"{source} requested by the risk monitor", None, source
+        )
+
+    async def _escalate(
+        self, reason: str, message: str, fingerprint: str | None = None, source: str = "loop"
+    ) -> None:
+        """Publish an escalation and wait for ``resolve_escalation``; raises ``_Resolved``."""
+        status = self._state
+        self._escalations += 1
+        escalation = Escalation(
+            escalation_id=f"{status.task_id}-{self._escalations}",
+            task_id=status.task_id,
+            reason=str(reason),
+            message=message,
+            iteration=status.iteration,
+            retries=status.retries,
+            fingerprint=fingerprint,
+            source=source,
+        )
+        status.pending_escalation = escalation
+        previous_phase, status.phase = status.phase, "escalated"
+        status.paused = source == "pause"
+        status.halted = source == "halt"
+        self._log("escalation", f"{reason}: {message}", {"escalation_id": escalation.escalation_id})
+        await self._publish(
+            "escalation",
+            {
+                "reason": str(reason),
+                "retries": status.retries,
+                "fingerprint": fingerprint,
+                "question": message,
+                "escalation_id": escalation.escalation_id,
+                "event_key": escalation.escalation_id,
+            },
+            signal_level="escalate",
+            signal_reason=str(reason),
+            signal_message=message,
+        )
+        self._resolution = None
+        await workflow.wait_condition(lambda: self._resolution is not None)
+        resolution = self._resolution
+        assert resolution is not None
+        self._resolution = None
+        status.pending_escalation = None
+        status.retries = 0
+        status.paused = status.halted = False
+        self._pause = self._halt = None
+        status.phase = previous_phase
+        self._log(
+            "resolution",
+            f"{resolution.action} by {resolution.resolved_by}"
+            + (f": {resolution.guidance}" if resolution.guidance else ""),
+        )
+        await self._publish(
+            "escalation",
+            {
+                "resolved": True,
+                "action": resolution.action,
+                "escalation_id": escalation.escalation_id,
+                "event_key": f"{escalation.escalation_id}-resolved",
+            },
+        )
+        raise _Resolved(resolution, str(reason))
+
+    @workflow.update(name=UPDATE_RESOLVE)
+    async def resolve_escalation(self, resolution: Resolution) -> ResolutionAck:
+        """A human's answer to the pending escalation."""
+        pending = self._state.pending_escalation
+        assert pending is not None
+        self._resolution = resolution
+        return ResolutionAck(pending.escalation_id, resolution.action)
+
+    @resolve_escalation.validator
+    def _validate_resolution(self, resolution: Resolution) -> None:
+        status = self._status
+        if status is None or status.pending_escalation is None or self._resolution is not None:
+            task = status.task_id if status else "this task"
+            raise ValueError(f"task {task} is not waiting on an escalation")
+        if resolution.action not in RESOLUTION_ACTIONS:
+            raise ValueError(
+                f"unknown action {resolution.action!r}; expected one of "
+                + ", ".join(RESOLUTION_ACTIONS)
+            )
+        if resolution.action == "retry" and not (resolution.guidance or "").strip():
+            raise ValueError("action retry needs guidance for the developer (--guidance TEXT)")
+        if resolution.extra_retries < 0:
+            raise ValueError("extra_retries must be >= 0")
+
+    @workflow.signal(name=SIGNAL_PAUSE)
+    def pause(self, signal: RiskSignalInput) -> None:
+        """Risk monitor: stop at the next safe point and wait for a human."""
+        if self._first(signal, "pause"):
+            self._pause = signal
+
+    @workflow.signal(name=SIGNAL_HALT)
+    def halt(self, signal: RiskSignalInput) -> None:
+        """Risk monitor: make no further changes (no developer step, no commit) until answered."""
+        if self._first(signal, "halt"):
+            self._halt = signal
+
+    @workflow.signal(name=SIGNAL_FLAG)
+    def flag(self, signal: RiskSignalInput) -> None:
+        """Risk monitor: tell the reviewer about a concern (e.g. scope creep)."""
+        if self._first(signal, "flag"):
+            note = f"{signal.reason}: {signal.message}" if signal.message else signal.reason
+            self._flags.append(note)
+
+    def _first(self, signal: RiskSignalInput, kind: str) -> bool:
+        """Dedupe signals by id; log each new one."""
+        if signal.signal_id and signal.signal_id in self._signal_ids:
+            return False
+        if signal.signal_id:
+            self._signal_ids.add(signal.signal_id)
+        line = f"{kind} ({signal.level}): {signal.reason} {signal.message}".strip()
+        if self._status is None:
+            self._early_signals.append(line)  # arrived with the start; logged once running
+        else:
+            self._log("signal", line)
+        return True
+
+    @workflow.query(name=QUERY_STATUS)
+    def status(self) -> TaskStatus:
+        """Phase, iteration, retries, gates, verdict, escalation, fingerprints and log."""
+        if self._status is None:
+            raise ApplicationError("task is starting")
+        return self._status
+
+    # ----- helpers ----------------------------------------------------------------------------
+
+    @property
+    def _state(self) -> TaskStatus:
+        assert self._status is not None
+        return self._status
+
+    def _ctx(self) -> EventContext:
+        info = workflow.info()
+        return EventContext(
+            task_id=self._inp.spec.task_id,
+            plan_id=self._inp.spec.plan_id,
+            workflow_id=info.workflow_id,
+            run_id=info.run_id,
+            iteration=self._state.iteration,
+        )
+
+    def _retry(self) -> RetryPolicy:
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=1),
+            backoff_coefficient=2.0,
+            maximum_interval=timedelta(seconds=20),
+            maximum_attempts=self._inp.limits.activity_attempts,
+            non_retryable_error_types=NON_RETRYABLE,
+        )
+
+    def _log(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None:
+        status = self._state
+        status.log.append(LogEntry(status.iteration, kind, message, dict(data or {})))
+
+    async def _publish(
+        self,
+        kind: str,
+        data: dict[str, Any],
+        signal_level: str | None = None,
+        signal_reason: str | None = None,
+        signal_message: str = "",
+    ) -> None:
+        result = await workflow.execute_activity_method(
+            TaskActivities.publish,
+            PublishInput(self._ctx(), kind, data, signal_level, signal_reason, signal_message),
+            start_to_close_timeout=SHORT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        self._state.events_dropped += result.dropped
+
+
+class _Resolved(Exception):
+    """Internal: a human answered an escalation; the loop acts on ``resolution``."""
+
+    def __init__(self, resolution: Resolution, reason: str) -> None:
+        super().__init__(resolution.action)
+        self.resolution = resolution
+        self.reason = reason
+
+
+_FALLBACKS = {r.value for r in FallbackReason}
+
+
+def _findings_text(review: ReviewStep) -> str:
+    lines = [f"Reviewer requested changes: {review.summary}".strip()]
+    for f in review.findings:
+        where = f" ({f.file}:{f.line})" if f.file and f.line else (f" ({f.file})" if f.file else "")
+        about = f" [criterion: {f.criterion}]" if f.criterion else ""
+        lines.append(f"- {f.severity}: {f.message}{where}{about}")
+    return "\n".join(lines)
+
+
+def _is_input_error(err: ActivityError) -> bool:
+    cause = err.cause
+    return isinstance(cause, ApplicationError) and cause.type in NON_RETRYABLE
+
+
+def _reason_of(err: ActivityError) -> str:
+    cause = err.cause
+    if isinstance(cause, TimeoutError):
+        return FallbackReason.TIMEOUT.value
+    if isinstance(cause, ApplicationError) and cause.type in _FALLBACKS:
+        return str(cause.type)
+    return FallbackReason.TRANSPORT_ERROR.value
+
+
+def _message_of(err: ActivityError) -> str:
+    cause = err.cause
+    return str(cause.message if isinstance(cause, ApplicationError) else cause or err)
