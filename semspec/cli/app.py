@@ -84,26 +84,18 @@ register_mcp(app)
 
 
 def main() -> None:
-    """Console-script entry point: run the app, turning semspec errors into one clear line."""
+    """Console-script entry point: run the app, turning semspec errors into one clear line.
+
+    Typer handles usage errors itself (exit 2); our own errors propagate out of it and are
+    printed here as ``error:`` and ``hint:`` lines with the error's exit code.
+    """
     try:
-        code = app(standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
+        app()
     except SemspecError as exc:
         err = Console(stderr=True)
         err.print(f"error: {exc.message}", markup=False, soft_wrap=True)
         if exc.hint:
             err.print(f"hint: {exc.hint}", markup=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
-        raise
