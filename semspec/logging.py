@@ -49,9 +49,26 @@ def mask_secrets(
     return event_dict
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the moment of writing.
+
+    Test runners swap and close stderr per invocation; holding the object seen at configure
+    time would later write to a closed file.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Any = None) -> None:
     """Configure structlog for the process; ``auto`` picks console on a TTY, JSON otherwise."""
-    out = stream if stream is not None else sys.stderr
+    out = stream if stream is not None else _CurrentStderr()
     if fmt == "auto":
         fmt = "console" if getattr(out, "isatty", lambda: False)() else "json"
     renderer: Any
