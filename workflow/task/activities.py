@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,7 +20,7 @@ from agents.factory import developer_agent, reviewer_agent
 from agents.protocol import DeveloperRequest, ReviewRequest
 from semspec.config import load_config
 from semspec.config.models import RoleModel
-from semspec.errors import InputError, SemspecError
+from semspec.errors import InputError, ProviderError, SemspecError
 from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.subjects import monitor_subject, signal_subject
 from workflow.gates.runner import run_gates
@@ -54,7 +54,21 @@ EVIDENCE_ALLOWLIST = ("task_files", "gate_logs", "sop_chunks", "decisions", "rel
 
 
 def _non_retryable(exc: SemspecError) -> ApplicationError:
+    """The Temporal form of one of our errors.
+
+    Provider errors keep their canonical reason as the error type (so the workflow can label the
+    escalation) and stay retryable when another attempt can help; every other semspec error is
+    bad input or state that retrying cannot fix.
+    """
     hint = f" (hint: {exc.hint})" if exc.hint else ""
+    if isinstance(exc, ProviderError):
+        delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
+        return ApplicationError(
+            f"{exc.message}{hint}",
+            type=exc.reason.value,
+            non_retryable=not exc.retryable,
+            next_retry_delay=delay,
+        )
     return ApplicationError(f"{exc.message}{hint}", type=type(exc).__name__, non_retryable=True)
 
 
