@@ -6,7 +6,7 @@ import logging
 import re
 import sys
 from collections.abc import MutableMapping
-from typing import Any, Literal
+from typing import Any, Literal, TextIO, cast
 
 import structlog
 
@@ -83,17 +83,17 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Any 
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        # Tracebacks become text *before* masking: an exception message can carry a key too.
+        structlog.processors.format_exc_info,
         mask_secrets,
+        renderer,
     ]
-    if fmt == "json":
-        processors.append(structlog.processors.format_exc_info)
-    processors.append(renderer)
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=out),
+        logger_factory=structlog.PrintLoggerFactory(file=cast(TextIO, out)),
         cache_logger_on_first_use=False,
     )
 

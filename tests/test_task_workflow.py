@@ -12,6 +12,7 @@ import nats
 import pygit2
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from tests.support.tasks import (
     BROKEN_CALC,
@@ -154,7 +155,7 @@ async def test_exhausted_retries_escalate_and_a_human_retry_with_guidance_gets_a
     assert resolutions[0] == "retry by human: fix add"
 
 
-async def test_resolving_a_task_that_is_not_escalated_is_refused(
+async def test_a_pause_checkpoints_and_continues_in_a_fresh_run(
     temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
 ) -> None:
     script = write_script(
@@ -173,15 +174,36 @@ async def test_resolving_a_task_that_is_not_escalated_is_refused(
         start_signal="pause",
         start_signal_args=[pause],
     )
-    status = await wait_for_phase(handle, "escalated")
-    assert status.paused
-    assert status.pending_escalation is not None
-    assert status.pending_escalation.source == "pause"
-    await handle.execute_update("resolve_escalation", Resolution("retry", "carry on"))
     result: TaskResult = await handle.result()
     assert result.outcome == "approved"
-    with pytest.raises(Exception, match="not"):
+    kinds = [e.kind for e in result.status.log]
+    assert kinds.index("checkpoint") < kinds.index("resumed") < kinds.index("developer")
+    with pytest.raises(RPCError, match="completed"):
         await handle.execute_update("resolve_escalation", Resolution("approve"))
+
+
+async def test_red_context_pressure_checkpoints_to_a_branch_that_is_cleaned_up_at_the_end(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    # The scripted model has a 32K window: 25K tokens in one developer step is red pressure.
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"developer": {"write": {"calc.py": BROKEN_CALC}, "tokens": 25_000}},
+            {"developer": {"write": {"calc.py": GOOD_CALC}, "tokens": 1_000}, "reviewer": APPROVE},
+        ],
+    )
+    task_id = _tid()
+    handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    assert result.status.checkpoints == [f"semspec/checkpoint/{task_id}/1"]
+    assert result.iterations == 2
+    assert any(e.kind == "cleanup" for e in result.status.log)
+    git = pygit2.Repository(str(git_repo))
+    assert git.lookup_branch(f"semspec/checkpoint/{task_id}/1") is None
+    described = await handle.describe()
+    assert described.run_id != handle.first_execution_run_id  # continued as new
 
 
 async def test_a_halt_before_commit_stops_changes_until_a_human_answers(

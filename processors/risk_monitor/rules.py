@@ -6,6 +6,10 @@ replayed event always yields the same signals with the same ids.
 Human resolution closes an episode (levels reset, the ladder starts again) on any of:
 an ``escalation`` event with ``data.resolved == true``; an ``iteration`` event with a non-empty
 ``data.resolution``; a ``finished`` event (which also drops the task from the file index).
+
+The loop escalates by itself on its own bounds and publishes ``user.signal.escalate``; its
+``escalation`` event (one with ``data.escalation_id``) marks the rules that watch the same bounds
+(``LOOP_BOUND_RULES``) as escalated for the episode, so a human is asked once, not twice.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from processors.risk_monitor.ladder import is_published, next_level, workflow_action
+from processors.risk_monitor.ladder import TOP, is_published, next_level, workflow_action
 from processors.risk_monitor.signals import build_signal
 from processors.risk_monitor.state import FileIndex, PendingSignal, TaskState, event_digest
 from semspec.config.models import RiskConfig, RiskRule
@@ -22,6 +26,8 @@ from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.reasons import RiskReason
 
 MAX_FINGERPRINTS = 64
+LOOP_BOUND_RULES: tuple[str, ...] = (RiskReason.RETRY_LIMIT, RiskReason.REPEATED_FINGERPRINT)
+"""Rules whose condition the task loop escalates on by itself (retries, unchanged evidence)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ def apply_event(
         step.index = index.remove(own.task_id)
         return step
     own.active = True
+    if _is_loop_escalation(event):
+        own.levels = {**own.levels, **dict.fromkeys(LOOP_BOUND_RULES, TOP)}
 
     for reason, rule, evidence in _own_triggers(own, event, risk):
         _fire(step, own, reason, rule, evidence, event.at)
@@ -247,6 +255,16 @@ def _is_resolution(event: MonitorEvent) -> bool:
     if event.kind == "escalation":
         return data.get("resolved") is True
     return event.kind == "iteration" and bool(data.get("resolution"))
+
+
+def _is_loop_escalation(event: MonitorEvent) -> bool:
+    """The loop asked a human itself (its escalation events carry an ``escalation_id``)."""
+    data = event.data
+    return (
+        event.kind == "escalation"
+        and data.get("resolved") is not True
+        and bool(data.get("escalation_id"))
+    )
 
 
 def _copy(state: TaskState) -> TaskState:

@@ -18,6 +18,7 @@ from semspec.cli import (
     init_cmd,
     models_cmd,
     monitor_cmd,
+    plan_cmd,
     review_cmd,
     services_cmd,
     sources_cmd,
@@ -25,9 +26,10 @@ from semspec.cli import (
     worker_cmd,
 )
 from semspec.cli.context import CliContext, find_repo
+from semspec.cli.demo_cmd import register as register_demo
 from semspec.cli.mcp_cmd import register as register_mcp
 from semspec.errors import SemspecError
-from semspec.logging import configure_logging
+from semspec.logging import configure_logging, get_logger
 
 app = typer.Typer(
     name="semspec",
@@ -66,6 +68,7 @@ def root(
     configure_logging(log_format, os.environ.get("SEMSPEC_LOG_LEVEL", "INFO"))  # type: ignore[arg-type]
     target = repo.resolve() if repo is not None else find_repo(Path.cwd())
     ctx.obj = CliContext(target)
+    get_logger("cli").debug("command", command=ctx.invoked_subcommand, repo=str(target))
 
 
 app.add_typer(config_cmd.app, name="config")
@@ -73,6 +76,7 @@ init_cmd.register(app)
 services_cmd.register(app)
 worker_cmd.register(app)
 app.add_typer(task_cmd.app, name="task")
+app.add_typer(plan_cmd.app, name="plan")
 app.add_typer(escalations_cmd.app, name="escalations")
 models_cmd.register(app)
 app.add_typer(monitor_cmd.app, name="monitor")
@@ -81,6 +85,7 @@ app.add_typer(sources_cmd.app, name="sources")
 app.add_typer(review_cmd.app, name="review")
 app.add_typer(graph_cmd.app, name="graph")
 register_mcp(app)
+register_demo(app)
 
 
 def main() -> None:

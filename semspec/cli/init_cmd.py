@@ -9,6 +9,7 @@ import typer
 from semspec.cli.context import CliContext
 from semspec.config import config_path
 from semspec.errors import InputError
+from semspec.services.git_exclude import exclude_from_git
 
 _MARKERS = {
     "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"),
@@ -95,6 +96,9 @@ def init_repo(repo: Path, force: bool = False) -> tuple[Path, str]:
     gitignore = repo / ".semspec" / ".gitignore"
     if not gitignore.exists():
         gitignore.write_text("run/\ngraph/\n", encoding="utf-8")
+    # The .gitignore above is the user's to keep or drop; info/exclude hides the run directory
+    # (task worktrees) in this clone whatever they decide, without editing a tracked file.
+    exclude_from_git(repo, repo / ".semspec" / "run")
     return path, preset
 
 
@@ -111,7 +115,10 @@ def register(app: typer.Typer) -> None:
         obj = ctx.find_root().obj
         console = obj.console if isinstance(obj, CliContext) else None
         written, preset = init_repo(path.resolve(), force)
-        message = f"wrote {written} (gate preset: {preset}); add SOPs under .semspec/sources/docs/sops/"
+        message = (
+            f"wrote {written} (gate preset: {preset}); "
+            "add SOPs under .semspec/sources/docs/sops/"
+        )
         if console is not None:
             console.print(message, markup=False)
         else:

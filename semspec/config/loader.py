@@ -51,20 +51,24 @@ def config_path(repo: Path) -> Path:
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[str | int, ...]) -> int | None:
-    """1-based line of the YAML node at ``loc``, or of its nearest existing parent."""
+    """1-based line of the key (or list item) at ``loc``, or of its nearest existing parent.
+
+    A key's own line, not its value's: for a block value such as an unknown section the value
+    starts a line below the name the user has to fix.
+    """
     line = node.start_mark.line + 1 if node is not None else None
     for key in loc:
         if isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if k.value == key), None)
-            if child is None:
-                key_node = next((k for k, _ in node.value if k.value == key), None)
-                return key_node.start_mark.line + 1 if key_node is not None else line
-            node = child
+            pair = next(((k, v) for k, v in node.value if k.value == key), None)
+            if pair is None:
+                return line
+            line = pair[0].start_mark.line + 1
+            node = pair[1]
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
             node = node.value[key]
+            line = node.start_mark.line + 1
         else:
             return line
-        line = node.start_mark.line + 1
     return line
 
 

@@ -180,7 +180,10 @@ class NatsConfig(_Section):
     url: str | None = None
     """External NATS URL; unset means the embedded server."""
     port: int = Field(default=4222, ge=0, le=65535)
-    """Preferred port of the embedded server (a free one is chosen if taken)."""
+    """Preferred port of the embedded server (a free one is chosen if taken; 0 = any free port)."""
+    monitor_port: int | None = Field(default=None, ge=0, le=65535)
+    """Preferred HTTP monitoring port of the embedded server (its health check); unset = 8222,
+    or any free port when ``port`` is 0 so that stacks started side by side never collide."""
     token: SecretStr | None = None
     """Auth token for an external server."""
     user: str | None = None
@@ -195,9 +198,9 @@ class TemporalConfig(_Section):
     address: str | None = None
     """External Temporal frontend ``host:port``; unset means the embedded dev server."""
     port: int = Field(default=7233, ge=0, le=65535)
-    """Preferred port of the embedded dev server."""
+    """Preferred port of the embedded dev server (a free one is chosen if taken; 0 = any)."""
     ui_port: int = Field(default=8233, ge=0, le=65535)
-    """Preferred port of the embedded Web UI."""
+    """Preferred port of the embedded Web UI (0 = any free port)."""
     namespace: str = "default"
     """Temporal namespace."""
     task_queue: str = "semspec"

@@ -14,6 +14,9 @@ from semspec.config.models import SemspecConfig
 from semspec.services.specs import LaunchPlan
 from semspec.services.state import ServiceRecord
 
+# Records written before the ready file moved to ``extra`` kept it in the address.
+_LEGACY_PREFIX = "pid-file "
+
 
 def ready_file(run_dir: Path, name: str) -> Path:
     """The file a Python service writes when it is serving."""
@@ -36,13 +39,20 @@ class _PythonServiceSpec:
     def external_address(self, config: SemspecConfig) -> str | None:
         return None
 
+    def describe(self, config: SemspecConfig) -> str:
+        """What the service serves, shown in the address column of ``semspec status``."""
+        return self.name
+
     def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
-        ready_file(run_dir, self.name).unlink(missing_ok=True)
-        argv = [sys.executable, "-m", "semspec", self.command, "--repo", str(repo)]
-        return LaunchPlan(argv, f"pid-file {ready_file(run_dir, self.name)}", {})
+        ready = ready_file(run_dir, self.name)
+        # A ready file left by an earlier run must not make the new process look healthy.
+        ready.unlink(missing_ok=True)
+        # ``--repo`` belongs to the root command, so it goes before the subcommand.
+        argv = [sys.executable, "-m", "semspec", "--repo", str(repo), self.command]
+        return LaunchPlan(argv, self.describe(config), {}, {"ready_file": str(ready)})
 
     def healthy(self, record: ServiceRecord) -> bool:
-        path = Path(record.address.removeprefix("pid-file "))
+        path = Path(record.extra.get("ready_file") or record.address.removeprefix(_LEGACY_PREFIX))
         try:
             return path.read_text(encoding="utf-8").strip() == str(record.pid)
         except OSError:
@@ -61,9 +71,15 @@ class WorkerSpec(_PythonServiceSpec):
     name = "worker"
     command = "worker"
 
+    def describe(self, config: SemspecConfig) -> str:
+        return f"task queue {config.services.temporal.task_queue}"
+
 
 class MonitorSpec(_PythonServiceSpec):
     """The risk monitor processor."""
 
     name = "monitor"
     command = "monitor"
+
+    def describe(self, config: SemspecConfig) -> str:
+        return "agent.monitor.* -> user.signal.*"

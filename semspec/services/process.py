@@ -7,6 +7,7 @@ process that reused the PID.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -81,7 +82,5 @@ def stop(pid: int, argv: list[str], grace_s: float = 10.0) -> bool:
 
 def _reap(pid: int) -> None:
     """Collect the exit status when the process is our child, so it does not linger."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass

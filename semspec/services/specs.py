@@ -22,6 +22,8 @@ from semspec.errors import ServiceError
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.state import ServiceRecord
 
+DEFAULT_NATS_MONITOR_PORT = 8222
+
 
 @dataclass
 class LaunchPlan:
@@ -77,6 +79,13 @@ def _version_of(argv: list[str]) -> str:
     return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else ""
 
 
+def _monitor_port(client_port: int, configured: int | None) -> int:
+    """Preferred monitoring port: the configured one, else 8222 unless the client port is "any"."""
+    if configured is not None:
+        return configured
+    return 0 if client_port == 0 else DEFAULT_NATS_MONITOR_PORT
+
+
 class NatsSpec:
     """NATS server with JetStream, store under ``run/nats``, loopback only."""
 
@@ -86,8 +95,9 @@ class NatsSpec:
         return config.services.nats.url
 
     def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
-        port = free_port(config.services.nats.port, avoid=taken)
-        monitor = free_port(8222, avoid=taken | {port})
+        cfg = config.services.nats
+        port = free_port(cfg.port, avoid=taken)
+        monitor = free_port(_monitor_port(cfg.port, cfg.monitor_port), avoid=taken | {port})
         store = run_dir / "nats"
         store.mkdir(parents=True, exist_ok=True)
         argv = [
@@ -174,7 +184,7 @@ class TemporalSpec:
         async def probe() -> bool:
             try:
                 client = await asyncio.wait_for(temporal_client(config), timeout=5)
-                return await client.service_client.check_health()
+                return bool(await client.service_client.check_health())
             except Exception:
                 return False
 

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from semspec.config.models import SemspecConfig
 from semspec.errors import ServiceError
+from semspec.logging import get_logger
 from semspec.services import process
 from semspec.services.connect import run_dir_of
+from semspec.services.git_exclude import exclude_from_git
 from semspec.services.specs import NatsSpec, ServiceSpec, TemporalSpec
 from semspec.services.state import ServiceRecord, load_records, save_records
 
@@ -28,7 +30,9 @@ class ServiceStatus:
     """What ``status`` reports for one service."""
 
     name: str
-    state: str  # "up", "down", "started", "already running", "external", "unreachable"
+    # up, down, unhealthy, started, already running, external, unreachable,
+    # stopped, not running, not ours
+    state: str
     address: str
     version: str = ""
     pid: int | None = None
@@ -37,9 +41,9 @@ class ServiceStatus:
 
 def default_specs() -> list[ServiceSpec]:
     """The services ``up`` manages, in start order; later services may depend on earlier."""
-    from semspec.services.agents import WorkerSpec
+    from semspec.services.agents import MonitorSpec, WorkerSpec
 
-    return [NatsSpec(), TemporalSpec(), WorkerSpec()]
+    return [NatsSpec(), TemporalSpec(), WorkerSpec(), MonitorSpec()]
 
 
 class Supervisor:
@@ -61,6 +65,8 @@ class Supervisor:
     def up(self) -> list[ServiceStatus]:
         """Start every embedded service not already running and wait until each is healthy."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        # Task worktrees go under the run directory; keep them out of the user's `git status`.
+        exclude_from_git(self.repo, self.run_dir)
         records = load_records(self.run_dir)
         results = []
         for spec in self.specs:
@@ -84,6 +90,9 @@ class Supervisor:
             )
             records[spec.name] = record
             save_records(self.run_dir, records)
+            get_logger("services").debug(
+                "service started", service=spec.name, pid=pid, address=launch.address
+            )
             self._wait_healthy(spec, record)
             results.append(self._status(spec, record, "started"))
         return results
@@ -135,8 +144,19 @@ class Supervisor:
             record = records.pop(spec.name, None)
             if record is None:
                 continue
-            stopped = process.stop(record.pid, record.argv)
-            state = "stopped" if stopped else "not running"
+            log = get_logger("services")
+            if process.stop(record.pid, record.argv):
+                state = "stopped"
+                log.debug("service stopped", service=spec.name, pid=record.pid)
+            elif process.cmdline_of(record.pid) is None:
+                state = "not running"
+                log.debug("service already gone", service=spec.name, pid=record.pid)
+            else:
+                # The PID was reused by a program we did not start: never signal it.
+                state = "not ours"
+                log.warning(
+                    "pid runs another program; left alone", service=spec.name, pid=record.pid
+                )
             results.append(ServiceStatus(spec.name, state, record.address, pid=record.pid))
             save_records(self.run_dir, records)
         return results

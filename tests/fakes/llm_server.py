@@ -4,6 +4,10 @@ It speaks the OpenAI chat-completions API (``POST /v1/chat/completions``, ``GET 
 the Anthropic messages API (``POST /v1/messages``), so both SDKs can be tested over real HTTP.
 Each reply can be text, tool calls, a malformed JSON body, an HTTP error (with ``Retry-After``)
 or a slow reply; every request is recorded for assertions.
+
+With ``routes`` the server keeps one reply queue per route and a router picks the queue of each
+request (``FakeLLMServer.for_roles`` routes by the agent's system prompt), so a developer and a
+reviewer sharing one endpoint each get their own script however their calls interleave.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -69,25 +73,72 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    route: str = ""
+    """The reply queue that answered it (``""`` for a server without routes)."""
 
 
 Responder = Callable[["RecordedRequest"], FakeReply]
 """A reply computed from the request (e.g. to echo a pointer id the agent was shown)."""
 
+Router = Callable[["RecordedRequest"], str]
+"""Names the reply queue of a request; an unknown name gets an HTTP 400."""
+
+Step = FakeReply | Responder
+
+ROLE_MARKERS = {"developer": "the developer agent", "reviewer": "the reviewer agent"}
+"""Phrases of semspec's system prompts (``You are the developer agent of semspec``)."""
+
+
+def system_text(body: Any) -> str:
+    """The system prompt of an OpenAI or Anthropic request body (empty when there is none)."""
+    if not isinstance(body, dict):
+        return ""
+    system: Any = body.get("system")  # Anthropic
+    if system is None:
+        messages = body.get("messages") or []
+        system = next(
+            (
+                m.get("content")
+                for m in messages
+                if isinstance(m, dict) and m.get("role") == "system"
+            ),
+            "",
+        )
+    if isinstance(system, list):  # content blocks
+        return "".join(str(part.get("text", "")) for part in system if isinstance(part, dict))
+    return str(system or "")
+
+
+def system_prompt_router(markers: Mapping[str, str]) -> Router:
+    """A router choosing the first route whose marker occurs in the request's system prompt."""
+
+    def route(request: RecordedRequest) -> str:
+        prompt = system_text(request.body)
+        return next((name for name, marker in markers.items() if marker in prompt), "")
+
+    return route
+
 
 @dataclass
 class _Script:
-    replies: list[FakeReply | Responder]
+    queues: dict[str, list[Step]]
+    router: Router | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: itertools.count[int] = field(default_factory=itertools.count)
 
     def next_reply(self, request: RecordedRequest) -> FakeReply:
+        route = self.router(request) if self.router is not None else ""
+        request = replace(request, route=route)
         with self.lock:
             self.requests.append(request)
-            step = self.replies.pop(0) if self.replies else None
+            queue = self.queues.get(route)
+            step = queue.pop(0) if queue else None
+        if queue is None:
+            # A 400 is not retried, so a misrouted request fails a test at once.
+            return http_error(400, f"fake LLM has no route {route!r} for this request")
         if step is None:
-            return http_error(500, "fake LLM script exhausted")
+            return http_error(500, f"fake LLM script exhausted (route {route!r})")
         return step if isinstance(step, FakeReply) else step(request)
 
 
@@ -214,13 +265,37 @@ class FakeLLMServer:
 
     def __init__(
         self,
-        replies: Sequence[FakeReply | Responder] = (),
+        replies: Sequence[Step] = (),
         models: Sequence[str] = ("fake-model",),
+        *,
+        routes: Mapping[str, Sequence[Step]] | None = None,
+        router: Router | None = None,
     ) -> None:
-        self._script = _Script(list(replies))
+        if routes is not None:
+            if replies or router is None:
+                raise ValueError("routes need a router and replace the single reply list")
+            queues = {name: list(steps) for name, steps in routes.items()}
+        else:
+            queues = {"": list(replies)}
+        self._script = _Script(queues, router)
         self._models = list(models)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+
+    @classmethod
+    def for_roles(
+        cls,
+        *,
+        developer: Sequence[Step] = (),
+        reviewer: Sequence[Step] = (),
+        models: Sequence[str] = ("fake-model",),
+    ) -> FakeLLMServer:
+        """A server answering semspec's developer and reviewer from separate scripts."""
+        return cls(
+            models=models,
+            routes={"developer": developer, "reviewer": reviewer},
+            router=system_prompt_router(ROLE_MARKERS),
+        )
 
     @property
     def base_url(self) -> str:
@@ -235,10 +310,10 @@ class FakeLLMServer:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def last_messages(self, index: int = -1) -> list[dict[str, Any]]:
-        """The ``messages`` of a recorded chat request (default: the latest)."""
-        body = self.requests[index].body
-        messages: list[dict[str, Any]] = body["messages"]
+    def last_messages(self, index: int = -1, route: str | None = None) -> list[dict[str, Any]]:
+        """The ``messages`` of a recorded chat request (default: the latest, of any route)."""
+        requests = self.requests if route is None else self.requests_for(route)
+        messages: list[dict[str, Any]] = requests[index].body["messages"]
         return messages
 
     @property
@@ -247,10 +322,19 @@ class FakeLLMServer:
         with self._script.lock:
             return list(self._script.requests)
 
-    def push(self, *replies: FakeReply | Responder) -> None:
-        """Append replies to the script."""
+    def requests_for(self, route: str) -> list[RecordedRequest]:
+        """Requests answered from ``route``'s queue, oldest first."""
+        return [r for r in self.requests if r.route == route]
+
+    def remaining(self, route: str = "") -> int:
+        """Replies of ``route`` not yet used (a finished scenario has used them all)."""
         with self._script.lock:
-            self._script.replies.extend(replies)
+            return len(self._script.queues.get(route, []))
+
+    def push(self, *replies: Step, route: str = "") -> None:
+        """Append replies to the script (of ``route`` on a routed server)."""
+        with self._script.lock:
+            self._script.queues.setdefault(route, []).extend(replies)
 
     def start(self) -> FakeLLMServer:
         server = _Server(("127.0.0.1", 0), _Handler)

@@ -15,7 +15,8 @@ Comparisons are done in integers (tokens * 10,000 against window * basis points)
 window is orange exactly, with no floating-point doubt.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: ContextSnapshot crosses the Temporal boundary and
+# the workflow sandbox cannot resolve string annotations such as ``Literal[...]``.
 
 from dataclasses import dataclass, field
 from typing import Literal

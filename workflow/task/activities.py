@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from dataclasses import asdict
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,16 +18,20 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agents.factory import developer_agent, reviewer_agent
+from model.registry import load_registry
 from agents.protocol import DeveloperRequest, ReviewRequest
 from semspec.config import load_config
 from semspec.config.models import RoleModel
 from semspec.errors import InputError, ProviderError, SemspecError
 from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.subjects import monitor_subject, signal_subject
+from workflow.context.assembler import assemble_review_context
+from workflow.context.assembler_model import AssemblyRequest
 from workflow.gates.runner import run_gates
 from workflow.git.commit import commit_task
 from workflow.git.diff import worktree_diff
 from workflow.git.worktree import ensure_worktree
+from workflow.task.context_activities import developer_context, graph_of
 from workflow.task.publisher import EventPublisher
 from workflow.task.shared import (
     CommitInput,
@@ -43,6 +48,7 @@ from workflow.task.shared import (
     ReviewInput,
     ReviewStep,
     RoleSpec,
+    TaskSpec,
     Workspace,
     WorkspaceInput,
 )
@@ -155,6 +161,7 @@ class TaskActivities:
                 iteration=inp.events.iteration,
                 feedback=list(inp.feedback),
                 guidance=inp.guidance,
+                context=developer_context(spec, list(inp.carried)),
             )
             result = await _with_heartbeat(agent.develop(request))
             diff = worktree_diff(Path(ws.path), ws.base_commit)
@@ -204,6 +211,8 @@ class TaskActivities:
             ]
         }
         dropped = await self._emit(inp.events, "gate", data)
+        if inp.context is not None:
+            dropped += await self._emit(inp.events, "context", asdict(inp.context))
         return GatesStep(
             results=list(report.results),
             passed=report.passed,
@@ -222,7 +231,7 @@ class TaskActivities:
                 _role(repo, "reviewer", spec.reviewer), repo, followup=bool(inp.evidence)
             )
             diff = worktree_diff(Path(ws.path), ws.base_commit)
-            context = review_context(repo, spec.task_files, spec.plan_id, diff.patch)
+            context = review_context(repo, spec, diff.patch)
             if inp.evidence:
                 context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
             request = ReviewRequest(
@@ -292,7 +301,9 @@ class TaskActivities:
             f"Task {inp.spec.task_id} approved by {inp.approved_by} (reviewer: {inp.reviewer})."
         )
         try:
-            info = commit_task(Path(inp.workspace.path), inp.spec.task_id, message, inp.commit_key)
+            info = commit_task(
+                Path(inp.workspace.path), inp.spec.workspace_key, message, inp.commit_key
+            )
         except SemspecError as exc:
             raise _non_retryable(exc) from None
         return CommitStep(commit_id=info.commit_id, created=info.created)
@@ -348,10 +359,39 @@ def suggested_actions(task_id: str) -> list[Any]:
     ]
 
 
-def review_context(repo: Path, task_files: list[str], plan_id: str | None, diff: str) -> str:
+def review_context(
+    repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None
+) -> str:
     """Assembled reviewer context from the repository's graph; empty when there is none."""
-    del repo, task_files, plan_id, diff
-    return ""
+    config = load_config(repo)
+    window = window_tokens or _reviewer_window(repo, spec.reviewer.model)
+    reviewer = config.context.reviewer
+    with graph_of(repo, config, create=False) as store:
+        if store is None:
+            return ""
+        assembled = assemble_review_context(
+            store,
+            AssemblyRequest(
+                task_files=tuple(spec.task_files),
+                plan_id=spec.plan_id,
+                task_id=spec.task_id,
+                diff=diff,
+                window_tokens=window,
+                system_prompt_tokens=reviewer.system_prompt_tokens,
+                working_memory_tokens=reviewer.working_memory_tokens,
+                output_tokens=reviewer.output_tokens,
+                safety_margin=reviewer.safety_margin,
+            ),
+        )
+    return assembled.text
+
+
+def _reviewer_window(repo: Path, model_id: str) -> int:
+    """Context window of the reviewer's model (32K when the registry does not know it)."""
+    try:
+        return load_registry(repo).get(model_id).context.context_window
+    except SemspecError:
+        return 32_000
 
 
 def _tail(path: Path, chars: int) -> str:

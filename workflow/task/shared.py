@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents.protocol import Finding
+from workflow.context.monitor import ContextSnapshot
 from workflow.gates.types import GateResult, GateSpec
 
 WORKFLOW_NAME = "TaskWorkflow"
@@ -75,6 +76,44 @@ class TaskSpec:
     developer: RoleSpec = field(default_factory=RoleSpec)
     reviewer: RoleSpec = field(default_factory=RoleSpec)
     project: str = "project"
+    workspace_id: str | None = None
+    """Task whose worktree and branch this task works on (subtasks share their parent's)."""
+    keep_checkpoints: bool = False
+    """Keep ``semspec/checkpoint/<task>/<n>`` branches after the task ends."""
+
+    @property
+    def workspace_key(self) -> str:
+        """Id naming the worktree and the ``semspec/task/<id>`` branch."""
+        return self.workspace_id or self.task_id
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One line of ``semspec task logs``."""
+
+    iteration: int
+    kind: str
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """What a task carries into a fresh run after a checkpoint (continue-as-new)."""
+
+    checkpoint_ref: str
+    checkpoints: int
+    iteration: int
+    criteria: list[str]
+    decisions: list[str] = field(default_factory=list)
+    fingerprints: list[str] = field(default_factory=list)
+    log: list[LogEntry] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    assignment: list[str] = field(default_factory=list)
+    events_dropped: int = 0
+    window: int = 32_000
+    base_tokens: int = 0
+    checkpoint_refs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -85,6 +124,66 @@ class TaskInput:
     gates: list[GateSpec]
     limits: LoopLimits = field(default_factory=LoopLimits)
     run_dir: str = ""
+    continuation: Continuation | None = None
+    check_budget: bool = True
+    """Subtasks skip the budget check: their parent already split the files to fit."""
+
+
+@dataclass(frozen=True)
+class BudgetInput:
+    spec: TaskSpec
+
+
+@dataclass(frozen=True)
+class BudgetOutcome:
+    """The pre-flight budget check: fits, split into groups, or refused."""
+
+    fits: bool
+    window: int
+    lines: list[str]
+    groups: list[list[str]] = field(default_factory=list)
+    refusal: str | None = None
+    assignment: list[str] = field(default_factory=list)
+    base_tokens: int = 0
+    """Tokens of the task text and system prompt: where the loop's context starts."""
+
+
+@dataclass(frozen=True)
+class CheckpointInput:
+    spec: TaskSpec
+    workspace: Workspace
+    number: int
+    commit_key: str
+
+
+@dataclass(frozen=True)
+class CheckpointStep:
+    ref: str
+    commit_id: str
+    decisions: list[str]
+
+
+@dataclass(frozen=True)
+class FinalizeInput:
+    """End-of-task bookkeeping: knowledge, model performance, checkpoint cleanup."""
+
+    spec: TaskSpec
+    outcome: str
+    iterations: int
+    tokens: int
+    latency_s: float
+    review_summary: str = ""
+    noted_patterns: list[dict[str, str]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    commit_id: str | None = None
+    reviewer: str = ""
+
+
+@dataclass(frozen=True)
+class FinalizeStep:
+    decision: str | None
+    conventions: list[str]
+    checkpoints_deleted: list[str]
 
 
 @dataclass(frozen=True)
@@ -123,6 +222,8 @@ class DeveloperInput:
     feedback: list[str] = field(default_factory=list)
     guidance: str | None = None
     retries: int = 0
+    carried: list[str] = field(default_factory=list)
+    """Decisions carried over a checkpoint, re-injected with the SOP requirements."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +249,8 @@ class GatesInput:
     events: EventContext
     max_output_bytes: int = 16_384
     log_dir: str = ""
+    context: ContextSnapshot | None = None
+    """The loop's context use after this iteration's developer step, published for the monitor."""
 
 
 @dataclass(frozen=True)
@@ -267,16 +370,6 @@ class ResolutionAck:
     accepted: bool = True
 
 
-@dataclass(frozen=True)
-class LogEntry:
-    """One line of ``semspec task logs``."""
-
-    iteration: int
-    kind: str
-    message: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 class TaskStatus:
     """What the ``status`` query returns."""
@@ -300,6 +393,10 @@ class TaskStatus:
     halted: bool = False
     events_dropped: int = 0
     log: list[LogEntry] = field(default_factory=list)
+    context: ContextSnapshot | None = None
+    checkpoints: list[str] = field(default_factory=list)
+    assignment: list[str] = field(default_factory=list)
+    subtasks: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from workflow.plan.workflows import PlanWorkflow
+from workflow.task import context_activities
 from workflow.task.activities import TaskActivities
 from workflow.task.publisher import EventPublisher
 from workflow.task.workflows import TaskWorkflow
@@ -15,7 +17,7 @@ from workflow.task.workflows import TaskWorkflow
 
 def workflows() -> list[type[Any]]:
     """Every workflow class the worker registers."""
-    return [TaskWorkflow]
+    return [TaskWorkflow, PlanWorkflow]
 
 
 def build_worker(client: Client, task_queue: str, publisher: EventPublisher | None) -> Worker:
@@ -25,7 +27,12 @@ def build_worker(client: Client, task_queue: str, publisher: EventPublisher | No
         client,
         task_queue=task_queue,
         workflows=workflows(),
-        activities=activities.all(),
+        activities=[
+            *activities.all(),
+            context_activities.check_budget,
+            context_activities.checkpoint,
+            context_activities.finalize,
+        ],
         max_concurrent_activities=16,
     )
 

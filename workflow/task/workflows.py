@@ -9,7 +9,7 @@ safe points, never in the middle of an activity.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +24,9 @@ with workflow.unsafe.imports_passed_through():
     from workflow.gates import types as _gate_types  # noqa: F401
     from vocabulary.events import RiskSignalInput
     from vocabulary.reasons import FallbackReason
+    from workflow.context.monitor import ContextTracker, should_checkpoint
     from workflow.fingerprint import evidence_fingerprint
+    from workflow.task import context_activities
     from workflow.task.activities import TaskActivities
     from workflow.task.shared import (
         QUERY_STATUS,
@@ -34,12 +36,17 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_PAUSE,
         UPDATE_RESOLVE,
         WORKFLOW_NAME,
+        BudgetInput,
+        BudgetOutcome,
+        CheckpointInput,
         CommitInput,
+        Continuation,
         DeveloperInput,
         DeveloperStep,
         EnrichInput,
         Escalation,
         EventContext,
+        FinalizeInput,
         GatesInput,
         GatesStep,
         LogEntry,
@@ -56,6 +63,8 @@ with workflow.unsafe.imports_passed_through():
     )
 
 SHORT_TIMEOUT = timedelta(seconds=60)
+MAX_CHECKPOINTS = 5
+MAX_CARRIED_LOG = 200
 HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 NON_RETRYABLE = ["InputError", "ScriptError", "ConfigError", "GitError", "GateError"]
 
@@ -82,6 +91,13 @@ class TaskWorkflow:
         self._escalations = 0
         self._early_signals: list[str] = []
         self._flags: list[str] = []
+        self._tracker = ContextTracker(window=32_000)
+        self._base_tokens = 0
+        self._tokens_spent = 0
+        self._context_used = 0
+        self._checkpoint_due: str | None = None
+        self._carried: list[str] = []
+        self._last_review: ReviewStep | None = None
 
     # ----- the loop ---------------------------------------------------------------------------
 
@@ -94,42 +110,75 @@ class TaskWorkflow:
         status = self._status = TaskStatus(
             task_id=spec.task_id,
             title=spec.title,
-            phase="workspace",
+            phase="starting",
             iteration=0,
             retries=0,
             max_retries=self._max_retries,
             flags=self._flags,
         )
+        self._restore(inp.continuation)
         for line in self._early_signals:
             self._log("signal", line)
         try:
+            if inp.check_budget and inp.continuation is None:
+                budget = await self._check_budget()
+                if budget.refusal is not None:
+                    return await self._finish("refused", budget.refusal)
+                if budget.groups:
+                    outcome, reason = await self._run_subtasks(budget.groups)
+                    return await self._finish(outcome, reason)
+            status.phase = "workspace"
             ws = await workflow.execute_activity_method(
                 TaskActivities.prepare_workspace,
-                WorkspaceInput(spec.task_id, spec.repo_path, spec.base_branch, inp.run_dir),
+                WorkspaceInput(spec.workspace_key, spec.repo_path, spec.base_branch, inp.run_dir),
                 start_to_close_timeout=SHORT_TIMEOUT,
                 retry_policy=self._retry(),
             )
             status.branch = ws.branch
+            self._ws = ws
             self._log("workspace", f"worktree on {ws.branch} at {ws.base_commit[:10]}")
             outcome, reason = await self._loop(ws)
         except asyncio.CancelledError:
             status.phase, status.outcome = "done", "cancelled"
             self._log("finished", "cancelled")
-            await self._publish(
-                "finished", {"outcome": "cancelled", "commit": None, "reason": None}
-            )
+            await self._publish("finished", {"outcome": "cancelled", "commit": None, "reason": None})
             raise
         except ActivityError as err:
             # Only input errors get here (bad script, unknown branch): retrying cannot help.
             outcome, reason = "failed", _message_of(err)
             self._log("finished", f"failed: {reason}")
+        return await self._finish(outcome, reason)
+
+    async def _finish(self, outcome: str, reason: str | None) -> TaskResult:
+        """Record the outcome (knowledge, performance, cleanup), publish it, and return."""
+        status = self._state
         status.phase, status.outcome, status.reason = "done", outcome, reason
+        review = self._last_review
+        step = await workflow.execute_activity(
+            context_activities.finalize,
+            FinalizeInput(
+                spec=self._inp.spec,
+                outcome=outcome,
+                iterations=status.iteration,
+                tokens=self._tokens_spent,
+                latency_s=(workflow.now() - workflow.info().start_time).total_seconds(),
+                review_summary=review.summary if review else "",
+                noted_patterns=list(review.noted_patterns) if review else [],
+                commit_id=status.commit_id,
+                reviewer=review.reviewer if review else "",
+            ),
+            start_to_close_timeout=SHORT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        if step.checkpoints_deleted:
+            self._log("cleanup", f"deleted {len(step.checkpoints_deleted)} checkpoint branch(es)")
+        self._log("finished", f"{outcome}" + (f": {reason}" if reason else ""))
         await self._publish(
             "finished", {"outcome": outcome, "commit": status.commit_id, "reason": reason}
         )
         await workflow.wait_condition(workflow.all_handlers_finished)
         return TaskResult(
-            task_id=spec.task_id,
+            task_id=self._inp.spec.task_id,
             outcome=outcome,
             reason=reason,
             commit_id=status.commit_id,
@@ -137,6 +186,67 @@ class TaskWorkflow:
             branch=status.branch,
             status=status,
         )
+
+    async def _check_budget(self) -> BudgetOutcome:
+        status = self._state
+        status.phase = "budget"
+        budget: BudgetOutcome = await workflow.execute_activity(
+            context_activities.check_budget,
+            BudgetInput(self._inp.spec),
+            start_to_close_timeout=SHORT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        status.assignment = list(budget.assignment)
+        self._tracker = ContextTracker(window=budget.window)
+        self._base_tokens = budget.base_tokens
+        verdict = "fits" if budget.fits else ("refused" if budget.refusal else "too large")
+        self._log("budget", f"{verdict}: window {budget.window:,} tokens", {"lines": budget.lines})
+        return budget
+
+    async def _run_subtasks(self, groups: list[list[str]]) -> tuple[str, str | None]:
+        """Run one child task per file group, in order, on this task's branch."""
+        spec = self._inp.spec
+        status = self._state
+        status.phase = "subtasks"
+        for number, files in enumerate(groups, 1):
+            child = replace(
+                spec,
+                task_id=f"{spec.task_id}-part{number}",
+                title=f"{spec.title} (part {number} of {len(groups)})",
+                task_files=list(files),
+                workspace_id=spec.workspace_key,
+            )
+            self._log("subtask", f"part {number}: {', '.join(files)}")
+            result: TaskResult = await workflow.execute_child_workflow(
+                TaskWorkflow.run,
+                replace(self._inp, spec=child, check_budget=False, continuation=None),
+                id=f"task-{child.task_id}",
+            )
+            status.subtasks.append(f"{child.task_id}: {result.outcome}")
+            status.commit_id = result.commit_id or status.commit_id
+            status.branch = result.branch or status.branch
+            status.iteration += result.iterations
+            if result.outcome != "approved":
+                return result.outcome, f"part {number} ended {result.outcome}: {result.reason}"
+        return "approved", None
+
+    def _restore(self, cont: Continuation | None) -> None:
+        """Carry state over a checkpoint: counters, fingerprints, log, decisions, window."""
+        if cont is None:
+            return
+        status = self._state
+        status.iteration = cont.iteration
+        status.fingerprints = list(cont.fingerprints)
+        status.log = list(cont.log)
+        status.assignment = list(cont.assignment)
+        status.checkpoints = list(cont.checkpoint_refs)
+        status.events_dropped = cont.events_dropped
+        self._flags.extend(cont.flags)
+        self._carried = list(cont.decisions)
+        self._escalations = len([e for e in cont.log if e.kind == "escalation"])
+        self._tracker = ContextTracker(window=cont.window)
+        self._base_tokens = cont.base_tokens
+        self._log("resumed", f"fresh context after checkpoint {cont.checkpoints}")
 
     async def _loop(self, ws: Workspace) -> tuple[str, str | None]:
         feedback: list[str] = []
@@ -220,13 +330,20 @@ class TaskWorkflow:
         dev: DeveloperStep = await workflow.execute_activity_method(
             TaskActivities.develop,
             DeveloperInput(
-                self._inp.spec, ws, self._ctx(), feedback, guidance, retries=status.retries
+                self._inp.spec,
+                ws,
+                self._ctx(),
+                feedback,
+                guidance,
+                retries=status.retries,
+                carried=list(self._carried),
             ),
             start_to_close_timeout=timedelta(seconds=self._inp.limits.developer_timeout_s),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=self._retry(),
         )
         status.events_dropped += dev.events_dropped
+        self._spend(dev.tokens_used)
         touched = ", ".join(dev.files_touched) or "no files"
         self._log(
             "developer",
@@ -247,6 +364,7 @@ class TaskWorkflow:
                 self._ctx(),
                 self._inp.limits.max_output_bytes,
                 f"{self._inp.run_dir}/logs/{self._inp.spec.task_id}",
+                status.context,
             ),
             start_to_close_timeout=timedelta(seconds=total),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
@@ -312,7 +430,9 @@ class TaskWorkflow:
             retry_policy=self._retry(),
         )
         status.last_verdict = review
+        self._last_review = review
         status.events_dropped += review.events_dropped
+        self._spend(review.tokens_used)
         self._log(
             "review",
             f"{review.verdict} by {review.reviewer}: {review.summary}".strip(),
@@ -361,13 +481,75 @@ class TaskWorkflow:
     # ----- escalation and risk signals --------------------------------------------------------
 
     async def _safe_point(self, before_commit: bool = False) -> None:
-        """Honour a pending pause or halt: stop here and wait for a human."""
-        signal = self._halt or (None if before_commit else self._pause)
-        if signal is None:
+        """Honour a pending halt (wait for a human) or pause / context pressure (checkpoint)."""
+        if self._halt is not None:
+            signal = self._halt
+            await self._escalate(
+                signal.reason, signal.message or "halt requested by the risk monitor", None, "halt"
+            )
+        if before_commit:
             return
-        source = "halt" if signal is self._halt else "pause"
-        await self._escalate(
-            signal.reason, signal.message or f"{source} requested by the risk monitor", None, source
+        if self._pause is not None:
+            self._checkpoint_due = f"pause: {self._pause.reason}"
+        if self._checkpoint_due is not None:
+            await self._checkpoint_and_continue(self._checkpoint_due)
+
+    def _spend(self, tokens: int) -> None:
+        """Account tokens to the loop's context and check the pressure level."""
+        status = self._state
+        self._tokens_spent += tokens
+        # The loop's context: the task itself plus what this run's agent calls added to it.
+        self._context_used = max(self._context_used, self._base_tokens) + tokens
+        snapshot = self._tracker.observe(status.iteration, self._context_used)
+        status.context = snapshot
+        if should_checkpoint(snapshot) and self._checkpoint_due is None:
+            self._checkpoint_due = f"context {snapshot.pressure} at {snapshot.utilization:.0%}"
+            self._log("context", f"{snapshot.pressure} pressure: checkpoint before next step")
+
+    async def _checkpoint_and_continue(self, why: str) -> None:
+        """Commit to a checkpoint branch and continue as a new run with a fresh context."""
+        status = self._state
+        number = len(status.checkpoints) + 1
+        if number > MAX_CHECKPOINTS:
+            self._checkpoint_due = None
+            self._pause = None
+            await self._escalate(
+                FallbackReason.BUDGET_EXHAUSTED, f"{MAX_CHECKPOINTS} checkpoints used; {why}"
+            )
+        status.phase = "checkpoint"
+        step = await workflow.execute_activity(
+            context_activities.checkpoint,
+            CheckpointInput(
+                self._inp.spec,
+                self._ws,
+                number,
+                f"{workflow.info().workflow_id}/checkpoint-{number}",
+            ),
+            start_to_close_timeout=SHORT_TIMEOUT,
+            retry_policy=self._retry(),
+        )
+        refs = [*status.checkpoints, step.ref] if step.ref else list(status.checkpoints)
+        self._log("checkpoint", f"{why}: {step.ref or 'no changes'} at {step.commit_id[:10]}")
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(
+            replace(
+                self._inp,
+                continuation=Continuation(
+                    checkpoint_ref=step.ref,
+                    checkpoints=number,
+                    iteration=status.iteration,
+                    criteria=list(self._inp.spec.criteria),
+                    decisions=[*self._carried, *step.decisions],
+                    fingerprints=list(status.fingerprints),
+                    log=status.log[-MAX_CARRIED_LOG:],
+                    flags=list(self._flags),
+                    assignment=list(status.assignment),
+                    events_dropped=status.events_dropped,
+                    window=self._tracker.window,
+                    base_tokens=self._base_tokens,
+                    checkpoint_refs=refs,
+                ),
+            )
         )
 
     async def _escalate(

@@ -1,0 +1,44 @@
+"""``semspec demo``: two scripted tasks on a sample repository, on the embedded stack."""
+
+from __future__ import annotations
+
+import typer
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json
+from semspec.cli.runtime import jsonable
+from semspec.demo.run import DemoOptions, run_demo
+from semspec.errors import InputError
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``demo`` to the root app."""
+
+    @app.command("demo")
+    def demo(
+        ctx: typer.Context,
+        yes: bool = typer.Option(
+            False, "--yes", help="Answer the escalation yourself (retry with guidance)."
+        ),
+        keep: bool = typer.Option(False, "--keep", help="Keep the sample repository."),
+        timeout: float = typer.Option(
+            300.0, "--timeout", help="Seconds to wait for each task to finish or escalate."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON summary at the end."),
+    ) -> None:
+        """Run two scripted tasks on a throwaway repository: a gate failure, request_changes,
+        approval and commit; then a no_new_evidence escalation and its human answer."""
+        if timeout <= 0:
+            raise InputError(
+                f"--timeout must be a positive number of seconds, got {timeout:g}",
+                hint="e.g. --timeout 300",
+            )
+        cli = cli_context(ctx)
+        # With --json, stdout carries only the summary; the narration goes to stderr.
+        narration = cli.err if as_json else cli.console
+        summary = run_demo(cli.config, cli.repo, DemoOptions(yes, keep, timeout), narration)
+        if as_json:
+            print_json(cli.console, jsonable(summary))
+        if not summary.ok:
+            narration.print("the demo did not go as scripted; see the lines above", markup=False)
+            raise typer.Exit(1)

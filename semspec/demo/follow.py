@@ -1,0 +1,69 @@
+"""Watch one running task through its status query and report each new step as it happens."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from temporalio.client import Client, WorkflowQueryFailedError
+
+from semspec.errors import SemspecError
+from semspec.task_client import task_status
+from workflow.task.shared import Escalation, LogEntry, TaskStatus
+
+POLL_S = 0.25
+
+
+@dataclass
+class TaskFollower:
+    """Polls a task's status; calls ``on_entry`` for each new log line and ``on_phase`` for
+    each phase it sees, and stops when the task ends or raises an escalation not yet answered."""
+
+    client: Client
+    task_id: str
+    on_entry: Callable[[LogEntry], None]
+    on_phase: Callable[[str], None]
+    shown: int = 0
+    phase: str = ""
+    answered: set[str] = field(default_factory=set)
+
+    async def until_settled(self, timeout_s: float) -> TaskStatus:
+        """The status once the task is finished or waits on a new escalation.
+
+        Raises a ``SemspecError`` naming the task when that takes longer than ``timeout_s``.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            status = await self._poll()
+            if status is not None:
+                if status.outcome:
+                    return status
+                pending = status.pending_escalation
+                if pending is not None and pending.escalation_id not in self.answered:
+                    return status
+            if loop.time() > deadline:
+                raise SemspecError(
+                    f"task {self.task_id} did not finish or escalate within {timeout_s:.0f}s",
+                    hint=f"see `semspec task status {self.task_id}`, or pass a larger --timeout",
+                )
+            await asyncio.sleep(POLL_S)
+
+    def mark_answered(self, escalation: Escalation) -> None:
+        """Stop treating ``escalation`` as a reason to return (it has been resolved)."""
+        self.answered.add(escalation.escalation_id)
+
+    async def _poll(self) -> TaskStatus | None:
+        try:
+            status = await task_status(self.client, self.task_id)
+        except WorkflowQueryFailedError:
+            return None  # the workflow has not set up its status yet
+        for entry in status.log[self.shown :]:
+            self.on_entry(entry)
+        self.shown = len(status.log)
+        shown_phase = status.outcome or status.phase
+        if shown_phase != self.phase:
+            self.phase = shown_phase
+            self.on_phase(shown_phase)
+        return status

@@ -1,0 +1,66 @@
+"""The monitor's rules next to the loop's own escalations: a human is asked once per episode."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from processors.risk_monitor.rules import apply_event
+from processors.risk_monitor.state import FileIndex, TaskState
+from semspec.config.models import RiskConfig
+from vocabulary.events import MonitorEvent
+
+RISK = RiskConfig()
+_ids = itertools.count()
+
+
+def event(kind: str, **data: Any) -> MonitorEvent:
+    return MonitorEvent(
+        event_id=f"loop-{next(_ids)}", kind=kind, task_id="t1", run_id="r", iteration=1, data=data
+    )
+
+
+class Task:
+    """One task's monitor state, carried from event to event as the processor does."""
+
+    def __init__(self) -> None:
+        self.state: TaskState | None = None
+
+    def feed(self, ev: MonitorEvent) -> list[tuple[str, str]]:
+        states = {"t1": self.state} if self.state else {}
+        step = apply_event(ev, states, FileIndex(), RISK)
+        self.state = step.states["t1"]
+        return [(e.signal.reason, e.signal.level) for e in step.emissions]
+
+
+def test_a_loop_escalation_over_retries_raises_no_second_escalation_from_the_monitor() -> None:
+    task = Task()
+    loop_escalation = event(
+        "escalation", reason="budget_exhausted", retries=4, fingerprint="f1", escalation_id="t1-1"
+    )
+    assert task.feed(loop_escalation) == []
+    assert task.feed(event("iteration", retries=5)) == []
+
+
+def test_a_loop_escalation_marks_a_repeated_fingerprint_as_already_escalated() -> None:
+    task = Task()
+    task.feed(event("escalation", reason="no_new_evidence", fingerprint="f1", escalation_id="t1-1"))
+    assert task.feed(event("gate", fingerprint="f1")) == []
+
+
+def test_after_a_human_answers_the_monitor_may_escalate_retries_again() -> None:
+    task = Task()
+    task.feed(event("escalation", reason="budget_exhausted", retries=4, escalation_id="t1-1"))
+    task.feed(event("escalation", resolved=True, action="retry", escalation_id="t1-1"))
+    assert task.feed(event("iteration", retries=4)) == [("retry_limit", "escalate")]
+
+
+def test_an_escalation_event_without_an_id_is_not_taken_for_the_loops_own() -> None:
+    task = Task()
+    assert task.feed(event("escalation", retries=4)) == [("retry_limit", "escalate")]
+
+
+def test_a_loop_escalation_leaves_other_rules_free_to_signal() -> None:
+    task = Task()
+    task.feed(event("escalation", reason="budget_exhausted", retries=4, escalation_id="t1-1"))
+    assert task.feed(event("context", utilization=0.9)) == [("context_pressure", "pause")]

@@ -1,0 +1,274 @@
+"""Activities for the task's context: the budget check, checkpoints and end-of-task bookkeeping.
+
+They read the model registry, the token estimator and the knowledge graph; all of it is I/O,
+so it lives here and the workflow only sees the typed results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from model.performance import JsonPerformanceHistory, TaskOutcome
+from model.registry import load_registry
+from semspec.config import load_config
+from semspec.config.models import SemspecConfig
+from semspec.errors import SemspecError
+from vocabulary import code as C
+from vocabulary import source as sd
+from vocabulary.store import GraphStore, open_store
+from workflow.assignment import explain_assignment
+from workflow.context.budget import compute_budget
+from workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
+from workflow.context.estimator import TokenEstimator
+from workflow.git.checkpoint import create_branch_at, delete_branches
+from workflow.git.commit import commit_task
+from workflow.knowledge import decisions_for, record_convention, record_decision
+from workflow.task.shared import (
+    BudgetInput,
+    BudgetOutcome,
+    CheckpointInput,
+    CheckpointStep,
+    FinalizeInput,
+    FinalizeStep,
+    TaskSpec,
+)
+
+CHECKPOINT_PREFIX = "semspec/checkpoint"
+OUTPUT_TOKENS_DEFAULT = 4_000
+
+
+def checkpoint_branch(task_id: str, number: int) -> str:
+    """Name of the ``number``-th checkpoint branch of ``task_id``."""
+    return f"{CHECKPOINT_PREFIX}/{task_id}/{number}"
+
+
+def _config(repo: Path) -> SemspecConfig:
+    try:
+        return load_config(repo)
+    except SemspecError:
+        return SemspecConfig()
+
+
+@contextmanager
+def graph_of(repo: Path, config: SemspecConfig, create: bool) -> Iterator[GraphStore | None]:
+    """The repository's graph store for the duration of a block, or None when there is none.
+
+    Opened per use and closed after, because the embedded store is a single-writer directory
+    that the CLI may also want to open.
+    """
+    if config.graph.mode == "embedded" and not create and not (repo / config.graph.path).exists():
+        yield None
+        return
+    store = open_store(config.graph, repo)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _imports_between(store: GraphStore | None, files: list[str]) -> dict[str, set[str]]:
+    """Which task files import which, from the meaning graph (Python module paths only)."""
+    if store is None or not files:
+        return {}
+    by_module: dict[str, str] = {}
+    for path in files:
+        if path.endswith(".py"):
+            stem = path[:-3].removesuffix("/__init__")
+            by_module[stem.replace("/", ".")] = path
+    rows = store.select(
+        f"""SELECT ?path ?module WHERE {{ GRAPH ?g {{
+  ?file <{C.IMPORTS}> ?imp . ?imp <{C.NAME}> ?module . ?imp <{C.EVIDENCE}> ?ev .
+  ?ev <{C.PATH}> ?path }} }}"""
+    )
+    edges: dict[str, set[str]] = {}
+    for row in rows:
+        source, target = str(row["path"]), by_module.get(str(row["module"]))
+        if source in files and target and target != source:
+            edges.setdefault(source, set()).add(target)
+    return edges
+
+
+def sop_requirements(store: GraphStore | None, files: list[str]) -> list[str]:
+    """Requirements of the SOPs whose ``applies_to`` matches a task file, in SOP order."""
+    if store is None or not files:
+        return []
+    from workflow.context.assembler_sops import matching_sops
+
+    iris = [m.sop_id for m in matching_sops(store, files)]
+    if not iris:
+        return []
+    values = " ".join(f"<{iri}>" for iri in iris)
+    rows = store.select(
+        f"""SELECT ?sop ?req WHERE {{ VALUES ?sop {{ {values} }}
+  GRAPH ?g {{ ?sop <{sd.REQUIREMENTS}> ?req }} }}"""
+    )
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        found.setdefault(str(row["sop"]), []).append(str(row["req"]))
+    return [req for iri in iris for req in sorted(found.get(iri, []))]
+
+
+def _non_retryable(exc: SemspecError) -> ApplicationError:
+    hint = f" (hint: {exc.hint})" if exc.hint else ""
+    return ApplicationError(f"{exc.message}{hint}", type=type(exc).__name__, non_retryable=True)
+
+
+def _task_text(spec: TaskSpec) -> str:
+    return "\n".join([spec.title, spec.description, *spec.criteria])
+
+
+@activity.defn(name="task.check_budget")
+async def check_budget(inp: BudgetInput) -> BudgetOutcome:
+    """Count the task's tokens for its developer model; fit, split into groups, or refuse."""
+    spec = inp.spec
+    repo = Path(spec.repo_path)
+    config = _config(repo)
+    try:
+        registry = load_registry(repo)
+        model = registry.get(spec.developer.model)
+    except SemspecError as exc:
+        raise _non_retryable(exc) from None
+    profile = model.context
+    estimator = TokenEstimator(model.tokenizer)
+    file_tokens = {}
+    for rel in spec.task_files:
+        path = repo / rel
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        file_tokens[rel] = estimator.count(text)
+    task_tokens = estimator.count(_task_text(spec))
+    output = profile.max_output_tokens or OUTPUT_TOKENS_DEFAULT
+    report = compute_budget(
+        profile,
+        profile.system_prompt_overhead,
+        0,
+        task_tokens,
+        min(output, OUTPUT_TOKENS_DEFAULT),
+        file_tokens,
+        config.context,
+    )
+    lines = [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
+    lines += [f"too large: {r.message}" for r in report.reasons]
+    assignment = _assignment(repo, registry, sum(file_tokens.values()) + task_tokens)
+    base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
+    common = {"window": profile.context_window, "lines": lines, "assignment": assignment}
+    if report.fits:
+        return BudgetOutcome(fits=True, base_tokens=base, **common)  # type: ignore[arg-type]
+    with graph_of(repo, config, create=False) as store:
+        imports = _imports_between(store, list(spec.task_files))
+    plan = plan_subtasks(file_tokens, imports, limits_from_budget(report))
+    if isinstance(plan, Refusal):
+        return BudgetOutcome(fits=False, refusal=plan.message, base_tokens=base, **common)  # type: ignore[arg-type]
+    return BudgetOutcome(fits=False, groups=plan, base_tokens=base, **common)  # type: ignore[arg-type]
+
+
+def _assignment(repo: Path, registry: object, task_tokens: int) -> list[str]:
+    """One line per role: the model that would be chosen and why the others were not."""
+    history = JsonPerformanceHistory.for_repo(repo)
+    lines = []
+    for role in ("developer", "reviewer"):
+        result = explain_assignment(registry, role, task_tokens, history)  # type: ignore[arg-type]
+        chosen = result.chosen or "none qualifies"
+        ranked = [c for c in result.candidates if c.eligible][:3]
+        why = "; ".join(f"{c.model}: {c.reason}" for c in ranked)
+        lines.append(f"{role}: {chosen} ({why})" if why else f"{role}: {chosen}")
+    return lines
+
+
+@activity.defn(name="task.checkpoint")
+async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
+    """Commit the worktree, point ``semspec/checkpoint/<task>/<n>`` at it, gather decisions."""
+    spec = inp.spec
+    repo = Path(spec.repo_path)
+    try:
+        info = commit_task(
+            Path(inp.workspace.path),
+            spec.workspace_key,
+            f"semspec checkpoint {inp.number} of {spec.task_id}",
+            inp.commit_key,
+        )
+        ref = checkpoint_branch(spec.task_id, inp.number)
+        create_branch_at(repo, ref, info.commit_id)
+    except SemspecError as exc:
+        if "nothing to commit" not in exc.message:
+            raise _non_retryable(exc) from None
+        ref, info_id = "", inp.workspace.base_commit
+    else:
+        info_id = info.commit_id
+    config = _config(repo)
+    with graph_of(repo, config, create=False) as store:
+        decisions = decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
+    return CheckpointStep(
+        ref=ref, commit_id=info_id, decisions=[f"{d.title}: {d.text}" for d in decisions]
+    )
+
+
+@activity.defn(name="task.finalize")
+async def finalize(inp: FinalizeInput) -> FinalizeStep:
+    """Record the decision and conventions of an approval, the models' performance, and delete
+    checkpoint branches unless the task keeps them."""
+    spec = inp.spec
+    repo = Path(spec.repo_path)
+    config = _config(repo)
+    decision = None
+    conventions: list[str] = []
+    if inp.outcome == "approved":
+        with graph_of(repo, config, create=True) as store:
+            assert store is not None
+            text = inp.review_summary or "approved"
+            if inp.commit_id:
+                text = f"{text} (commit {inp.commit_id[:12]})"
+            decision = record_decision(
+                store,
+                spec.task_id,
+                spec.plan_id or f"task-{spec.task_id}",
+                spec.title,
+                text,
+                inp.files or spec.task_files,
+            )
+            for pattern in inp.noted_patterns:
+                conventions.append(
+                    record_convention(
+                        store,
+                        spec.project,
+                        pattern.get("name", "convention"),
+                        pattern.get("applies_to") or "*",
+                        pattern.get("description", ""),
+                        f"task {spec.task_id} reviewed by {inp.reviewer}",
+                    )
+                )
+    if inp.outcome in ("approved", "aborted"):
+        history = JsonPerformanceHistory.for_repo(repo)
+        outcome = TaskOutcome(
+            approved=inp.outcome == "approved",
+            iterations=inp.iterations,
+            tokens=inp.tokens,
+            latency_s=inp.latency_s,
+        )
+        history.record(spec.developer.model, "developer", outcome)
+        history.record(spec.reviewer.model, "reviewer", outcome)
+    deleted: list[str] = []
+    if not spec.keep_checkpoints:
+        try:
+            deleted = delete_branches(repo, f"{CHECKPOINT_PREFIX}/{spec.task_id}/")
+        except SemspecError:
+            deleted = []
+    return FinalizeStep(decision=decision, conventions=conventions, checkpoints_deleted=deleted)
+
+
+def developer_context(spec: TaskSpec, carried: list[str]) -> str:
+    """SOP requirements for the task files plus decisions carried over a checkpoint."""
+    repo = Path(spec.repo_path)
+    config = _config(repo)
+    with graph_of(repo, config, create=False) as store:
+        requirements = sop_requirements(store, list(spec.task_files))
+    parts = []
+    if requirements:
+        parts.append("## SOP requirements\n" + "\n".join(f"- {r}" for r in requirements))
+    if carried:
+        parts.append("## Decisions so far\n" + "\n".join(f"- {d}" for d in carried))
+    return "\n\n".join(parts)
