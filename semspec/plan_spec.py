@@ -36,6 +36,8 @@ from workflow.plan.shared import PlanInput, PlanTask
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _PLAN_KEYS = {"id", "title", "description", "tasks"}
 _TASK_KEYS = {"id", "title", "description", "files", "criteria", "depends_on", "script"}
+# Fields named by ``build_task_input`` (CLI spellings) → the plan file's keys.
+_PLAN_KEY_OF = {"--file": "files", "--repo": None, "base_branch": None}
 
 
 @dataclass
@@ -194,8 +196,11 @@ def build_plan_input(draft: PlanDraft, config: SemspecConfig, repo: Path) -> Pla
         try:
             inp = build_task_input(task.draft, config, repo)
         except TaskSpecError as exc:
-            # Name the plan task: "files: x does not exist" alone would not say which one.
-            raise TaskSpecError(exc.message, field=f"tasks.{task.task_id}", hint=exc.hint) from None
+            # Name the plan task and its key: "--file: x does not exist" would say neither.
+            key = _PLAN_KEY_OF.get(exc.field or "", exc.field)
+            where = f"tasks.{task.task_id}" + (f".{key}" if key else "")
+            message = exc.message.removeprefix(f"{exc.field}: ")
+            raise TaskSpecError(message, field=where, hint=exc.hint) from None
         tasks.append(PlanTask(input=inp, depends_on=sorted(set(task.depends_on))))
     return PlanInput(draft.plan_id, draft.title, tasks, draft.description)
 

@@ -93,11 +93,9 @@ def test_a_task_submitted_on_the_cli_is_developed_reviewed_and_committed_by_llm_
     assert status["outcome"] == "approved"
     assert status["iteration"] == 1
     assert down.returncode == 0, down.stderr
-    assert {s["name"]: s["state"] for s in json.loads(down.stdout)} == {
-        "worker": "stopped",
-        "temporal": "stopped",
-        "nats": "stopped",
-    }
+    states = {s["name"]: s["state"] for s in json.loads(down.stdout)}
+    assert {"nats", "temporal", "worker"} <= set(states)
+    assert set(states.values()) == {"stopped"}
 
     # The commit on the task branch holds the developer's file and names the LLM reviewer.
     git = pygit2.Repository(str(repo))
@@ -126,7 +124,7 @@ def test_a_task_submitted_on_the_cli_is_developed_reviewed_and_committed_by_llm_
     assert "check" in user_prompt(review)
 
     # The key went to the server on every call, and into no log file.
-    assert {r.headers.get("Authorization") for r in developer_calls + reviewer_calls} == {
+    assert {r.header("Authorization") for r in developer_calls + reviewer_calls} == {
         f"Bearer {key}"
     }
     logs = log_files(repo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,87 @@ async def _kinds_for(js: Any, subject: str, task_id: str) -> list[str]:
     finally:
         await sub.unsubscribe()
     return kinds
+
+
+async def test_a_task_with_too_many_files_is_split_into_subtasks_on_one_branch(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    names = [f"mod{i}.py" for i in range(6)]
+    git = pygit2.Repository(str(git_repo))
+    for name in names:
+        (git_repo / name).write_text(f"VALUE = {name!r}\n")
+    git.index.add_all()
+    git.index.write()
+    sig = pygit2.Signature("t", "t@example.invalid")
+    parent = git.lookup_branch("main").peel(pygit2.Commit)
+    git.create_commit("refs/heads/main", sig, sig, "six", git.index.write_tree(), [parent.id])
+    script = write_script(
+        tmp_path / "s.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
+    )
+    task_id = _tid()
+    inp = task_input(git_repo, script, task_id)
+    inp = replace(inp, spec=replace(inp.spec, task_files=names))
+    handle = await start(temporal_client, inp, task_queue)
+    result: TaskResult = await handle.result()
+    assert result.outcome == "approved"
+    assert [s.split(":")[0] for s in result.status.subtasks] == [
+        f"{task_id}-part1",
+        f"{task_id}-part2",
+    ]
+    budget = next(e for e in result.status.log if e.kind == "budget")
+    assert budget.message.startswith("too large")
+    # Both parts committed on the parent's branch.
+    assert len(_branch_commits(git_repo, task_id)) == 1  # part 2 had nothing new to change
+    assert result.commit_id is not None
+
+
+async def test_a_file_too_large_for_the_model_is_refused_by_name(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    words = " ".join(f"word{i}" for i in range(20_000))
+    (git_repo / "huge.py").write_text(f'TEXT = """{words}"""\n')
+    git = pygit2.Repository(str(git_repo))
+    git.index.add_all()
+    git.index.write()
+    sig = pygit2.Signature("t", "t@example.invalid")
+    parent = git.lookup_branch("main").peel(pygit2.Commit)
+    git.create_commit("refs/heads/main", sig, sig, "huge", git.index.write_tree(), [parent.id])
+    script = write_script(tmp_path / "s.yaml", [{"developer": {}, "reviewer": APPROVE}])
+    inp = task_input(git_repo, script, _tid())
+    inp = replace(inp, spec=replace(inp.spec, task_files=["huge.py"]))
+    result: TaskResult = await (await start(temporal_client, inp, task_queue)).result()
+    assert result.outcome == "refused"
+    assert result.reason is not None and "huge.py" in result.reason
+    assert "tokens" in result.reason
+
+
+async def test_an_approval_records_its_decision_and_learned_conventions_in_the_graph(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    review = {
+        **APPROVE,
+        "noted_patterns": [
+            {"name": "small-functions", "description": "one job each", "applies_to": "*.py"}
+        ],
+    }
+    script = write_script(
+        tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": review}]
+    )
+    task_id = _tid()
+    result: TaskResult = await (
+        await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
+    ).result()
+    assert result.outcome == "approved"
+    from semspec.config.models import GraphConfig
+    from vocabulary.store import open_store
+    from workflow.knowledge import conventions_for, decisions_for
+
+    store = open_store(GraphConfig(), git_repo)
+    try:
+        decisions = decisions_for(store, task_id, None, [])
+        conventions = conventions_for(store, ["calc.py"])
+    finally:
+        store.close()
+    assert [d.title for d in decisions] == [f"test task {task_id}"]
+    assert [c.name for c in conventions] == ["small-functions"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.console import Console
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
@@ -34,8 +35,9 @@ def register(app: typer.Typer) -> None:
                 hint="e.g. --timeout 300",
             )
         cli = cli_context(ctx)
-        # With --json, stdout carries only the summary; the narration goes to stderr.
-        narration = cli.err if as_json else cli.console
+        # With --json, stdout carries only the summary; the narration goes to stderr. Lines are
+        # never wrapped, so printed paths and commands can be copied as they are.
+        narration = Console(stderr=as_json, soft_wrap=True)
         summary = run_demo(cli.config, cli.repo, DemoOptions(yes, keep, timeout), narration)
         if as_json:
             print_json(cli.console, jsonable(summary))

@@ -38,20 +38,46 @@ def _relative(repo: Path, name: str) -> str:
     return path.as_posix()
 
 
+def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None, str]:
+    """Task files, plan id and current diff of a submitted task."""
+    from pathlib import Path as _Path
+
+    from semspec.cli.runtime import run_with_client
+    from semspec.task_client import task_status
+    from workflow.git.diff import worktree_diff
+
+    cli = cli_context(ctx)
+    status = run_with_client(cli, lambda client, _e: task_status(client, task_id))
+    diff = ""
+    if status.worktree and status.base_commit and _Path(status.worktree).is_dir():
+        diff = worktree_diff(_Path(status.worktree), status.base_commit).patch
+    return list(status.task_files), status.plan_id, diff
+
+
 @app.command("context")
 def context(
     ctx: typer.Context,
-    files: list[str] = typer.Option(..., "--file", "-f", help="Task file (repeatable)."),
+    task_id: str | None = typer.Argument(None, help="A submitted task (files, plan and diff)."),
+    files: list[str] = typer.Option([], "--file", "-f", help="Task file (repeatable)."),
     plan: str | None = typer.Option(None, "--plan", help="Plan id, for its decisions."),
     window: int = typer.Option(32_000, "--window", min=1, help="Reviewer window in tokens."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Assemble the reviewer's context for FILES and print it with a budget table."""
+    """Assemble the reviewer's context for TASK_ID or --file FILES, with a budget table."""
     cli = cli_context(ctx)
+    diff = ""
+    if task_id is not None:
+        task_files, task_plan, diff = _from_task(ctx, task_id)
+        files = files or task_files
+        plan = plan or task_plan
+    if not files:
+        raise InputError("give a TASK_ID or at least one --file", hint="e.g. --file src/app.py")
     rel = [_relative(cli.repo, f) for f in files]
     reviewer = cli.config.context.reviewer
     request = AssemblyRequest(
         task_files=tuple(rel),
+        task_id=task_id,
+        diff=diff,
         plan_id=plan,
         window_tokens=window,
         system_prompt_tokens=reviewer.system_prompt_tokens,

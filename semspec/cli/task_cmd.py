@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -34,9 +35,15 @@ def submit_cmd(
     plan_id: str | None = typer.Option(None, "--plan", help="Plan this task belongs to."),
     script: str | None = typer.Option(None, "--script", help="Script for scripted agents."),
     wait: bool = typer.Option(False, "--wait", help="Follow progress until done or escalated."),
+    keep_checkpoints: bool = typer.Option(
+        False, "--keep-checkpoints", help="Keep checkpoint branches after the task ends."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Submit a task: TITLE with --file/--criterion, or -f task.yaml."""
+    """Submit a task: TITLE with --file/--criterion, or -f task.yaml.
+
+    With --wait the exit code is 0 when approved, 3 when escalated, 1 otherwise.
+    """
     cli = cli_context(ctx)
     if task_file is not None:
         draft = draft_from_yaml(task_file)
@@ -57,6 +64,8 @@ def submit_cmd(
             script=script,
         )
     inp = build_task_input(draft, cli.config, cli.repo)
+    if keep_checkpoints:
+        inp = replace(inp, spec=replace(inp.spec, keep_checkpoints=True))
 
     async def body(client: Client, endpoints: Endpoints) -> int:
         await submit(client, endpoints.task_queue, inp)
@@ -172,3 +181,24 @@ def cancel_cmd(ctx: typer.Context, task_id: str = typer.Argument(..., help="Task
         cli.console.print(f"cancellation requested for task {task_id}", markup=False)
 
     run_with_client(cli, body)
+
+
+@app.command("checkpoints")
+def checkpoints_cmd(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="Task id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Checkpoint branches of a task (kept after the end only with --keep-checkpoints)."""
+    from workflow.git.checkpoint import list_branches
+    from workflow.task.context_activities import CHECKPOINT_PREFIX
+
+    cli = cli_context(ctx)
+    branches = list_branches(cli.repo, f"{CHECKPOINT_PREFIX}/{task_id}/")
+    if as_json:
+        print_json(cli.console, branches)
+    elif not branches:
+        cli.console.print(f"task {task_id} has no checkpoint branches", markup=False)
+    else:
+        for branch in branches:
+            cli.console.print(branch, markup=False)

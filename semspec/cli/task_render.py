@@ -35,6 +35,21 @@ def render_status(console: Console, status: TaskStatus) -> None:
         out(f"  fingerprints: {', '.join(f[:12] for f in status.fingerprints)}", markup=False)
     if status.events_dropped:
         out(f"  monitor events dropped (NATS unavailable): {status.events_dropped}", markup=False)
+    if status.context is not None:
+        c = status.context
+        rate = f", {c.tokens_per_iteration:,.0f}/iteration" if c.tokens_per_iteration else ""
+        left = f", ~{c.iterations_remaining} iterations left" if c.iterations_remaining else ""
+        out(
+            f"  context: {c.tokens_used:,}/{c.window:,} tokens ({c.utilization:.0%}, "
+            f"{c.pressure}{rate}{left})",
+            markup=False,
+        )
+    for line in status.assignment:
+        out(f"  model {line}", markup=False)
+    for ref in status.checkpoints:
+        out(f"  checkpoint: {ref}", markup=False)
+    for sub in status.subtasks:
+        out(f"  subtask {sub}", markup=False)
     esc = status.pending_escalation
     if esc is not None:
         out(f"  ESCALATED ({esc.reason}): {esc.message}", markup=False)

@@ -147,6 +147,9 @@ def _problems(
         message = item["msg"]
         if item["type"] == "extra_forbidden":
             message = "unknown key"
+        elif item["type"] == "value_error":
+            # Our own validators' words, without pydantic's "Value error, " prefix.
+            message = message.removeprefix("Value error, ")
         problems.append(
             ConfigProblem(
                 path=source,

@@ -9,10 +9,21 @@ from dataclasses import dataclass, field
 from temporalio.client import Client, WorkflowQueryFailedError
 
 from semspec.errors import SemspecError
-from semspec.task_client import task_status
-from workflow.task.shared import Escalation, LogEntry, TaskStatus
+from semspec.task_client import describe_state, task_status
+from workflow.task.shared import Escalation, LogEntry, TaskResult, TaskStatus, workflow_id_for
 
 POLL_S = 0.25
+
+
+async def current_status(client: Client, task_id: str) -> TaskStatus:
+    """The task's status: from its result once completed, else as ``task_status`` gives it."""
+    if await describe_state(client, task_id) == "completed":
+        # The result type goes on the handle; ``task_client.task_status`` passes it to
+        # ``result()``, which this Temporal SDK does not accept.
+        handle = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
+        result: TaskResult = await handle.result()
+        return result.status
+    return await task_status(client, task_id)
 
 
 @dataclass
@@ -56,7 +67,7 @@ class TaskFollower:
 
     async def _poll(self) -> TaskStatus | None:
         try:
-            status = await task_status(self.client, self.task_id)
+            status = await current_status(self.client, self.task_id)
         except WorkflowQueryFailedError:
             return None  # the workflow has not set up its status yet
         for entry in status.log[self.shown :]:

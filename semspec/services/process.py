@@ -56,28 +56,33 @@ def stop(pid: int, argv: list[str], grace_s: float = 10.0) -> bool:
     """SIGTERM the process (then SIGKILL after ``grace_s``) if it is ours; True if it stopped."""
     if not is_ours(pid, argv):
         return False
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        os.kill(pid, signal.SIGTERM)
+    _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         _reap(pid)
         if cmdline_of(pid) is None:
             return True
         time.sleep(0.05)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return True
+    _signal(pid, signal.SIGKILL)
     for _ in range(100):
         _reap(pid)
         if cmdline_of(pid) is None:
             break
         time.sleep(0.05)
     return True
+
+
+def _signal(pid: int, signum: int) -> None:
+    """Signal the process group we started (children included), else the process alone.
+
+    A process that does not lead its own group (e.g. one restarted by hand) has no group of
+    its PID; signalling only it then still stops it.
+    """
+    try:
+        os.killpg(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
 
 
 def _reap(pid: int) -> None:

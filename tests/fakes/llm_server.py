@@ -76,6 +76,11 @@ class RecordedRequest:
     route: str = ""
     """The reply queue that answered it (``""`` for a server without routes)."""
 
+    def header(self, name: str) -> str | None:
+        """A request header by case-insensitive name (HTTP clients differ in case)."""
+        wanted = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
+
 
 Responder = Callable[["RecordedRequest"], FakeReply]
 """A reply computed from the request (e.g. to echo a pointer id the agent was shown)."""

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pygit2
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -22,7 +23,7 @@ from model.registry import load_registry
 from agents.protocol import DeveloperRequest, ReviewRequest
 from semspec.config import load_config
 from semspec.config.models import RoleModel
-from semspec.errors import InputError, ProviderError, SemspecError
+from semspec.errors import GitError, InputError, ProviderError, SemspecError
 from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.subjects import monitor_subject, signal_subject
 from workflow.context.assembler import assemble_review_context
@@ -304,6 +305,12 @@ class TaskActivities:
             info = commit_task(
                 Path(inp.workspace.path), inp.spec.workspace_key, message, inp.commit_key
             )
+        except GitError as exc:
+            if "nothing to commit" not in exc.message:
+                raise _non_retryable(exc) from None
+            # An approved task that changed nothing new (e.g. a later subtask) keeps the tip.
+            tip = pygit2.Repository(inp.workspace.path).head.target
+            return CommitStep(commit_id=str(tip), created=False)
         except SemspecError as exc:
             raise _non_retryable(exc) from None
         return CommitStep(commit_id=info.commit_id, created=info.created)

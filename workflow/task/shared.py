@@ -394,6 +394,10 @@ class TaskStatus:
     events_dropped: int = 0
     log: list[LogEntry] = field(default_factory=list)
     context: ContextSnapshot | None = None
+    task_files: list[str] = field(default_factory=list)
+    plan_id: str | None = None
+    worktree: str | None = None
+    base_commit: str | None = None
     checkpoints: list[str] = field(default_factory=list)
     assignment: list[str] = field(default_factory=list)
     subtasks: list[str] = field(default_factory=list)

@@ -115,6 +115,8 @@ class TaskWorkflow:
             retries=0,
             max_retries=self._max_retries,
             flags=self._flags,
+            task_files=list(spec.task_files),
+            plan_id=spec.plan_id,
         )
         self._restore(inp.continuation)
         for line in self._early_signals:
@@ -135,6 +137,7 @@ class TaskWorkflow:
                 retry_policy=self._retry(),
             )
             status.branch = ws.branch
+            status.worktree, status.base_commit = ws.path, ws.base_commit
             self._ws = ws
             self._log("workspace", f"worktree on {ws.branch} at {ws.base_commit[:10]}")
             outcome, reason = await self._loop(ws)

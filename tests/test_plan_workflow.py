@@ -1,0 +1,114 @@
+"""``PlanWorkflow`` on a real Temporal server: parallel tasks, dependencies, skips, status."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from semspec.plan_client import escalated_tasks, plan_status, submit_plan
+from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script
+from workflow.plan.shared import PlanInput, PlanResult, PlanStatus, PlanTask, plan_workflow_id
+from workflow.task.shared import Resolution
+from workflow.task.worker import build_worker
+
+APPROVE = {"verdict": "approve", "summary": "looks right"}
+
+
+@pytest.fixture
+async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[None]:
+    async with build_worker(temporal_client, task_queue, None):
+        yield
+
+
+def plan_of(repo: Path, scripts: dict[str, Path], deps: dict[str, list[str]]) -> PlanInput:
+    """A plan whose tasks (ids made unique per test) are played by the given scripts."""
+    suffix = uuid.uuid4().hex[:6]
+    plan_id = f"plan-{suffix}"
+    tasks = []
+    for name, script in scripts.items():
+        inp = task_input(repo, script, f"{name}-{suffix}")
+        inp = replace(inp, spec=replace(inp.spec, plan_id=plan_id))
+        tasks.append(PlanTask(inp, [f"{d}-{suffix}" for d in deps.get(name, [])]))
+    return PlanInput(plan_id, "test plan", tasks)
+
+
+def approving(tmp_path: Path) -> Path:
+    return write_script(
+        tmp_path / "approve.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
+    )
+
+
+async def wait_until_escalated(client: Client, plan_id: str) -> PlanStatus:
+    for _ in range(300):  # bounded: at most ~30 s
+        status = await plan_status(client, plan_id)
+        if escalated_tasks(status):
+            return status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no task of {plan_id} escalated")
+
+
+async def test_independent_tasks_start_together_and_a_dependent_waits_for_both(
+    temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
+) -> None:
+    script = approving(tmp_path)
+    plan = plan_of(git_repo, {"a": script, "b": script, "c": script}, {"c": ["a", "b"]})
+    handle = await submit_plan(temporal_client, task_queue, plan)
+    result: PlanResult = await handle.result()
+    assert result.outcome == "approved"
+    a, b, c = (t.input.spec.task_id for t in plan.tasks)
+    steps = [(e.kind, e.task_id) for e in result.status.log]
+    # a and b start before either finishes; c starts only after both finished.
+    assert steps[:2] == [("started", a), ("started", b)]
+    assert steps.index(("started", c)) > max(
+        steps.index(("finished", a)), steps.index(("finished", b))
+    )
+    assert all(row.state == "approved" and row.commit_id for row in result.status.tasks)
+    # The children are ordinary task workflows, addressable as task-<id>.
+    child = await temporal_client.get_workflow_handle(f"task-{c}").describe()
+    assert child.parent_id == plan_workflow_id(plan.plan_id)
+
+
+async def test_a_task_whose_dependency_was_aborted_is_skipped_with_its_dependents(
+    temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
+) -> None:
+    broken = write_script(
+        tmp_path / "broken.yaml", [{"developer": {"write": {"calc.py": BROKEN_CALC}}}]
+    )
+    script = approving(tmp_path)
+    plan = plan_of(
+        git_repo,
+        {"a": broken, "b": script, "c": script, "d": script},
+        {"b": ["a"], "c": ["b"]},
+    )
+    a, b, c, d = (t.input.spec.task_id for t in plan.tasks)
+    await submit_plan(temporal_client, task_queue, plan)
+    status = await wait_until_escalated(temporal_client, plan.plan_id)
+    rows = {row.task_id: row for row in status.tasks}
+    assert escalated_tasks(status) == [a]
+    assert rows[b].state == "waiting" and rows[c].state == "waiting"
+    await temporal_client.get_workflow_handle(f"task-{a}").execute_update(
+        "resolve_escalation", Resolution("abort")
+    )
+    handle = temporal_client.get_workflow_handle(
+        plan_workflow_id(plan.plan_id), result_type=PlanResult
+    )
+    result = await handle.result()
+    final = {row.task_id: row for row in result.status.tasks}
+    assert result.outcome == "incomplete"
+    assert [final[t].state for t in (a, b, c, d)] == ["aborted", "skipped", "skipped", "approved"]
+    assert final[b].reason == f"dependency {a} ended aborted"
+    assert final[c].reason == f"dependency {b} ended skipped"
+
+
+async def test_status_of_an_unknown_plan_is_a_not_found_error(temporal_client: Client) -> None:
+    from semspec.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match="plan 'no-such-plan' not found"):
+        await plan_status(temporal_client, "no-such-plan")
