@@ -71,7 +71,9 @@ async def describe_state(client: Client, task_id: str) -> str:
         desc = await _handle(client, task_id).describe()
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
-            raise NotFoundError("task", task_id, hint="list tasks with `semspec task list`") from None
+            raise NotFoundError(
+                "task", task_id, hint="list tasks with `semspec task list`"
+            ) from None
         raise
     status = desc.status or WorkflowExecutionStatus.RUNNING
     return status.name.lower()
@@ -82,7 +84,8 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
     state = await describe_state(client, task_id)
     handle = _handle(client, task_id)
     if state == "completed":
-        result: TaskResult = await handle.result(result_type=TaskResult)
+        typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
+        result: TaskResult = await typed.result()
         return result.status
     if state != "running":
         status = TaskStatus(task_id, "", state, 0, 0, 0, outcome=state)
@@ -104,7 +107,9 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
         ) from None
 
 
-async def list_tasks(client: Client, state: str | None = None, limit: int = 200) -> list[TaskSummary]:
+async def list_tasks(
+    client: Client, state: str | None = None, limit: int = 200
+) -> list[TaskSummary]:
     """Task workflows, newest first; running ones report their phase (e.g. escalated)."""
     rows = []
     async for wf in client.list_workflows("WorkflowType = 'TaskWorkflow'", limit=limit):
@@ -153,5 +158,6 @@ async def resolve(client: Client, task_id: str, resolution: Resolution) -> Resol
 
 async def wait_result(client: Client, task_id: str) -> TaskResult:
     """Block until the task's workflow closes."""
-    result: TaskResult = await _handle(client, task_id).result(result_type=TaskResult)
+    typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
+    result: TaskResult = await typed.result()
     return result

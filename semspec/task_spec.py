@@ -110,7 +110,9 @@ def draft_from_yaml(path: Path) -> TaskDraft:
     )
 
 
-def _role(configured: RoleModel, override: dict[str, Any], script: str | None, name: str) -> RoleSpec:
+def _role(
+    configured: RoleModel, override: dict[str, Any], script: str | None, name: str
+) -> RoleSpec:
     provider = str(override.get("provider") or configured.provider)
     model = str(override.get("model") or configured.model)
     chosen = override.get("script") or script or configured.script
@@ -169,7 +171,9 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
             )
         files.append(target.relative_to(repo.resolve()).as_posix())
     developer = _check_script(
-        _role(config.models.developer, draft.developer, draft.script, "developer"), repo, "developer"
+        _role(config.models.developer, draft.developer, draft.script, "developer"),
+        repo,
+        "developer",
     )
     reviewer = _check_script(
         _role(config.models.reviewer, draft.reviewer, draft.script, "reviewer"), repo, "reviewer"

@@ -34,7 +34,9 @@ KEY_ENV = "E2E_FAKE_LLM_API_KEY"
 TASK_ID = "add-sub-e2e"
 
 
-def semspec(repo: Path, *args: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+def semspec(
+    repo: Path, *args: str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI entry point in a subprocess against ``repo``."""
     return subprocess.run(
         [sys.executable, "-m", "semspec", "--repo", str(repo), *args],
@@ -57,9 +59,7 @@ def test_a_task_submitted_on_the_cli_is_developed_reviewed_and_committed_by_llm_
     # Not shaped like a vendor key, so masking cannot hide a leak: it must never be written.
     key = f"e2e-{secrets.token_hex(16)}"
     env = {**os.environ, KEY_ENV: key, "SEMSPEC_LOG_FORMAT": "json"}
-    with FakeLLMServer.for_roles(
-        developer=developer_replies(), reviewer=[approve_reply()]
-    ) as llm:
+    with FakeLLMServer.for_roles(developer=developer_replies(), reviewer=[approve_reply()]) as llm:
         repo = sample_repo(tmp_path / "repo", llm.base_url, KEY_ENV)
         try:
             up = semspec(repo, "up", "--json", env=env, timeout=120)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -113,8 +114,6 @@ def test_a_python_service_is_healthy_only_once_its_ready_file_names_its_pid(
     assert not spec.healthy(record)  # the plan removed the stale file
     mark_ready(run_dir, "worker")
     assert not spec.healthy(record)  # our PID, not the recorded one
-    import os
-
     record.pid = os.getpid()
     assert spec.healthy(record)
 
@@ -188,6 +187,16 @@ def test_exclude_anchors_the_pattern_at_the_checkout_root_for_a_nested_project(
     exclude_from_git(repo / "svc", repo / "svc" / ".semspec" / "run")
     text = (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8")
     assert "/svc/.semspec/run/" in text.splitlines()
+
+
+def test_exclude_from_a_linked_worktree_goes_to_the_shared_exclude_file(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    main = make_repo(repo, {"README.md": "# r\n"})
+    linked = tmp_path / "linked"
+    main.add_worktree("linked", str(linked))
+    written = exclude_from_git(linked, linked / ".semspec" / "run")
+    assert written == repo / ".git" / "info" / "exclude"
+    assert "/.semspec/run/" in written.read_text(encoding="utf-8").splitlines()
 
 
 def test_exclude_does_nothing_outside_a_git_checkout(tmp_path: Path) -> None:

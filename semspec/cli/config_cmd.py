@@ -59,3 +59,11 @@ def validate(
             cli.console.print(f"{config_path(cli.repo)}: valid", markup=False)
     if problems:
         raise typer.Exit(2)
+
+
+@app.command("reference")
+def reference() -> None:
+    """Print every config key with its default and meaning (markdown)."""
+    from semspec.config.reference import render_reference
+
+    typer.echo(render_reference(), nl=False)

@@ -80,7 +80,9 @@ def show_cmd(
         out = cli.console.print
         out(f"escalation {esc.escalation_id} of task {task_id}: {esc.reason}", markup=False)
         out(f"  {esc.message}", markup=False)
-        out(f"  iteration {esc.iteration}, retries {esc.retries}, source {esc.source}", markup=False)
+        out(
+            f"  iteration {esc.iteration}, retries {esc.retries}, source {esc.source}", markup=False
+        )
         if esc.fingerprint:
             out(f"  fingerprint {esc.fingerprint}", markup=False)
         for action in actions:
@@ -93,9 +95,7 @@ def show_cmd(
 def resolve_cmd(
     ctx: typer.Context,
     ident: str = typer.Argument(..., help="Task id or escalation id."),
-    action: str = typer.Option(
-        ..., "--action", help="retry, approve, abort or extend-budget."
-    ),
+    action: str = typer.Option(..., "--action", help="retry, approve, abort or extend-budget."),
     guidance: str | None = typer.Option(None, "--guidance", help="What the developer should do."),
     extra_retries: int = typer.Option(0, "--extra-retries", help="For extend-budget."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),

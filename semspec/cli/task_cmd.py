@@ -29,7 +29,9 @@ def submit_cmd(
     title: str | None = typer.Argument(None, help="Short title of the task."),
     task_file: Path | None = typer.Option(None, "-f", "--task-file", help="Task YAML file."),
     files: list[str] = typer.Option([], "--file", help="Task file (repeatable)."),
-    criteria: list[str] = typer.Option([], "--criterion", help="Acceptance criterion (repeatable)."),
+    criteria: list[str] = typer.Option(
+        [], "--criterion", help="Acceptance criterion (repeatable)."
+    ),
     description: str = typer.Option("", "--description", help="Longer description."),
     task_id: str | None = typer.Option(None, "--id", help="Task id (default: from the title)."),
     plan_id: str | None = typer.Option(None, "--plan", help="Plan this task belongs to."),

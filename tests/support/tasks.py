@@ -28,7 +28,7 @@ GOOD_CALC_V2 = GOOD_CALC + "\n\ndef mul(a, b):\n    return a * b\n"
 def check_gate(required: bool = True, name: str = "check") -> GateSpec:
     """A fast gate that imports calc.py from the worktree and checks add()."""
     code = "import calc; assert calc.add(2, 3) == 5, 'add(2, 3) should be 5'"
-    return GateSpec(name, f"{sys.executable} -c \"{code}\"", required, 60.0, ".")
+    return GateSpec(name, f'{sys.executable} -c "{code}"', required, 60.0, ".")
 
 
 def write_script(path: Path, iterations: list[dict[str, Any]]) -> Path:

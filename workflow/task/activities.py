@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import asdict
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,8 +19,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agents.factory import developer_agent, reviewer_agent
-from model.registry import load_registry
 from agents.protocol import DeveloperRequest, ReviewRequest
+from model.registry import load_registry
 from semspec.config import load_config
 from semspec.config.models import RoleModel
 from semspec.errors import GitError, InputError, ProviderError, SemspecError
@@ -366,9 +366,7 @@ def suggested_actions(task_id: str) -> list[Any]:
     ]
 
 
-def review_context(
-    repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None
-) -> str:
+def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None) -> str:
     """Assembled reviewer context from the repository's graph; empty when there is none."""
     config = load_config(repo)
     window = window_tokens or _reviewer_window(repo, spec.reviewer.model)

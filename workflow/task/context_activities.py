@@ -201,7 +201,9 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
         info_id = info.commit_id
     config = _config(repo)
     with graph_of(repo, config, create=False) as store:
-        decisions = decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
+        decisions = (
+            decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
+        )
     return CheckpointStep(
         ref=ref, commit_id=info_id, decisions=[f"{d.title}: {d.text}" for d in decisions]
     )

@@ -8,6 +8,7 @@ publisher retries for a bounded time, then drops the event and counts it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,10 +95,8 @@ class EventPublisher:
     async def _reset(self) -> None:
         nc, self._nc = self._nc, None
         if nc is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await nc.close()
-            except Exception:
-                pass
 
     async def close(self) -> None:
         """Flush and close the connection."""

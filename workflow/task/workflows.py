@@ -21,11 +21,11 @@ with workflow.unsafe.imports_passed_through():
     # Imported here (not only transitively) so the sandbox can resolve their type hints
     # when it decodes activity results.
     from agents import protocol as _agent_protocol  # noqa: F401
-    from workflow.gates import types as _gate_types  # noqa: F401
     from vocabulary.events import RiskSignalInput
     from vocabulary.reasons import FallbackReason
     from workflow.context.monitor import ContextTracker, should_checkpoint
     from workflow.fingerprint import evidence_fingerprint
+    from workflow.gates import types as _gate_types  # noqa: F401
     from workflow.task import context_activities
     from workflow.task.activities import TaskActivities
     from workflow.task.shared import (
@@ -144,7 +144,9 @@ class TaskWorkflow:
         except asyncio.CancelledError:
             status.phase, status.outcome = "done", "cancelled"
             self._log("finished", "cancelled")
-            await self._publish("finished", {"outcome": "cancelled", "commit": None, "reason": None})
+            await self._publish(
+                "finished", {"outcome": "cancelled", "commit": None, "reason": None}
+            )
             raise
         except ActivityError as err:
             # Only input errors get here (bad script, unknown branch): retrying cannot help.
