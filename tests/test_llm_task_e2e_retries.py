@@ -17,7 +17,7 @@ from temporalio.client import Client
 
 from agents.review_prompt import FORMAT_CORRECTION
 from semspec.config import load_config
-from semspec.task_client import submit, workflow_id_for
+from semspec.task_client import submit
 from semspec.task_spec import TaskDraft, build_task_input
 from tests.fakes.llm_server import FakeLLMServer, http_error, text
 from tests.fakes.llm_task import (
@@ -28,7 +28,7 @@ from tests.fakes.llm_task import (
     developer_replies,
     sample_repo,
 )
-from workflow.task.shared import TaskResult
+from workflow.task.shared import TaskResult, workflow_id_for
 from workflow.task.worker import build_worker
 
 CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]

@@ -83,7 +83,7 @@ def apply_event(
         step.index = index.remove(own.task_id)
         return step
     own.active = True
-    if False and _is_loop_escalation(event):
+    if _is_loop_escalation(event):
         own.levels = {**own.levels, **dict.fromkeys(LOOP_BOUND_RULES, TOP)}
 
     for reason, rule, evidence in _own_triggers(own, event, risk):
