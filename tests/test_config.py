@@ -75,10 +75,8 @@ def _nest(path: tuple[str | int, ...], value: Any) -> Any:
     return value
 
 
-FIELD_CASES = [
-    pytest.param(path, annotation, id=".".join(map(str, path)))
-    for path, annotation in _fields(SemspecConfig)
-]
+FIELDS: list[tuple[tuple[str | int, ...], Any]] = list(_fields(SemspecConfig))
+FIELD_CASES = [pytest.param(path, ann, id=".".join(map(str, path))) for path, ann in FIELDS]
 
 
 def write_config(repo: Path, data: Any) -> Path:
@@ -96,7 +94,7 @@ def write_text(repo: Path, text: str) -> Path:
 
 
 def test_schema_walk_covers_the_sections_and_nested_items() -> None:
-    dotted = {".".join(map(str, p.values[0])) for p in FIELD_CASES}
+    dotted = {".".join(map(str, path)) for path, _ in FIELDS}
     assert {"loop.max_retries", "services.nats.token", "gates.additional.0.timeout"} <= dotted
     assert "gates.overrides.test.enabled" in dotted
     assert len(dotted) > 80
@@ -147,7 +145,10 @@ def test_a_value_out_of_range_names_the_bound(tmp_path: Path) -> None:
     write_config(tmp_path, {"loop": {"max_iterations": 0}, "services": {"nats": {"port": 70000}}})
     _, problems = check_config(tmp_path, environ={})
     expected = {p.field: p.expected for p in problems}
-    assert expected == {"loop.max_iterations": "a value >= 1", "services.nats.port": "a value <= 65535"}
+    assert expected == {
+        "loop.max_iterations": "a value >= 1",
+        "services.nats.port": "a value <= 65535",
+    }
 
 
 def test_an_unknown_key_at_the_top_is_reported_with_its_line(tmp_path: Path) -> None:

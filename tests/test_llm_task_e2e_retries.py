@@ -2,7 +2,8 @@
 
 A malformed reviewer reply is retried by the reviewer agent itself (within one activity); an
 HTTP 429 from the developer's provider fails the activity as ``rate_limited`` and Temporal's
-retry policy runs it again. Either way the task still ends approved and committed.
+retry policy runs it again. Either way the task still ends approved and committed. A missing
+API key variable is a config error: no retry, no request, and the reason names the field.
 """
 
 from __future__ import annotations
@@ -136,3 +137,23 @@ async def test_a_rate_limited_developer_is_retried_by_temporal_and_the_task_comp
     attempts = await activity_attempts(temporal_client, "rate-limited-dev")
     develops = [a for a in attempts if a[0] == "task.develop"]
     assert develops == [("task.develop", 2, "rate_limited")]
+
+
+async def test_a_missing_api_key_variable_fails_the_task_naming_the_field_before_any_call(
+    temporal_client: Client, worker: str, tmp_path: Path
+) -> None:
+    unset = "E2E_KEY_THAT_NOBODY_EXPORTS"
+    with FakeLLMServer.for_roles(developer=developer_replies()) as llm:
+        repo = sample_repo(tmp_path / "repo", llm.base_url, api_key_env=unset)
+        result = await run_task(temporal_client, worker, repo, "missing-key")
+        calls = llm.requests
+
+    assert result.outcome == "failed"
+    assert result.commit_id is None
+    assert result.reason is not None
+    assert "models.developer.api_key_env" in result.reason
+    assert unset in result.reason
+    assert calls == []
+    # A config error is not retried: one attempt, then the task stops.
+    attempts = await activity_attempts(temporal_client, "missing-key")
+    assert [a for a in attempts if a[0] == "task.develop"] == [("task.develop", 1, "")]

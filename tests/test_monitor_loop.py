@@ -142,7 +142,7 @@ async def messages(nc: NATS, subject: str, task_id: str) -> list[dict[str, Any]]
 async def monitor_caught_up(stack: Stack) -> bool:
     """Whether the monitor has processed (and acked) every loop event published so far."""
     info = await stack.nc.jetstream().consumer_info(MONITOR_STREAM, CONSUMER)
-    return info.num_pending == 0 and info.num_ack_pending == 0
+    return bool(info.num_pending == 0 and info.num_ack_pending == 0)
 
 
 def tid(name: str) -> str:

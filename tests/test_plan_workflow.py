@@ -9,13 +9,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+)
+from temporalio.exceptions import CancelledError
+from temporalio.worker import Replayer
 
 from semspec.plan_client import escalated_tasks, plan_status, submit_plan
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script
 from workflow.plan.shared import PlanInput, PlanResult, PlanStatus, PlanTask, plan_workflow_id
+from workflow.plan.workflows import PlanWorkflow
 from workflow.task.shared import Resolution
 from workflow.task.worker import build_worker
+from workflow.task.workflows import TaskWorkflow
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 
@@ -112,3 +120,32 @@ async def test_status_of_an_unknown_plan_is_a_not_found_error(temporal_client: C
 
     with pytest.raises(NotFoundError, match="plan 'no-such-plan' not found"):
         await plan_status(temporal_client, "no-such-plan")
+
+
+async def test_a_cancelled_plan_cancels_its_running_tasks(
+    temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
+) -> None:
+    broken = write_script(
+        tmp_path / "broken.yaml", [{"developer": {"write": {"calc.py": BROKEN_CALC}}}]
+    )
+    plan = plan_of(git_repo, {"a": broken, "b": approving(tmp_path)}, {"b": ["a"]})
+    handle = await submit_plan(temporal_client, task_queue, plan)
+    await wait_until_escalated(temporal_client, plan.plan_id)
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as err:
+        await asyncio.wait_for(handle.result(), 60)
+    assert isinstance(err.value.cause, CancelledError)
+    a = plan.tasks[0].input.spec.task_id
+    child = await temporal_client.get_workflow_handle(f"task-{a}").describe()
+    assert child.status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_a_finished_plan_replays_deterministically(
+    temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
+) -> None:
+    script = approving(tmp_path)
+    plan = plan_of(git_repo, {"a": script, "b": script}, {"b": ["a"]})
+    handle = await submit_plan(temporal_client, task_queue, plan)
+    await handle.result()
+    history = await handle.fetch_history()
+    await Replayer(workflows=[PlanWorkflow, TaskWorkflow]).replay_workflow(history)

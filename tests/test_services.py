@@ -46,9 +46,7 @@ def listener() -> Iterator[int]:
 
 
 def any_port_config() -> SemspecConfig:
-    services = ServicesConfig(
-        nats=NatsConfig(port=0), temporal=TemporalConfig(port=0, ui_port=0)
-    )
+    services = ServicesConfig(nats=NatsConfig(port=0), temporal=TemporalConfig(port=0, ui_port=0))
     return SemspecConfig(services=services)
 
 

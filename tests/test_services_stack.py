@@ -189,9 +189,15 @@ async def start_parked_workflow(address: str, workflow_id: str) -> None:
 
 
 async def listed_ids(address: str, workflow_id: str) -> list[str]:
+    """Ids the visibility store lists for ``workflow_id`` (it catches up shortly after a start)."""
     client = await Client.connect(address)
     query = f"WorkflowId = '{workflow_id}'"
-    return [wf.id async for wf in client.list_workflows(query)]
+    for _ in range(100):
+        found = [wf.id async for wf in client.list_workflows(query)]
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    return []
 
 
 def test_a_workflow_started_before_down_is_listed_after_up(tmp_path: Path) -> None:

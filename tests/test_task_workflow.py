@@ -356,3 +356,42 @@ async def test_an_approval_records_its_decision_and_learned_conventions_in_the_g
         store.close()
     assert [d.title for d in decisions] == [f"test task {task_id}"]
     assert [c.name for c in conventions] == ["small-functions"]
+
+
+async def test_need_more_info_gets_one_enrichment_and_a_second_reviewer_call(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    ask = {"verdict": "need_more_info", "needed_evidence": ["task_files"], "summary": "show me"}
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {
+                "developer": {"write": {"calc.py": GOOD_CALC}},
+                "reviewer": ask,
+                "reviewer_followup": APPROVE,
+            }
+        ],
+    )
+    result: TaskResult = await (
+        await start(temporal_client, task_input(git_repo, script, _tid()), task_queue)
+    ).result()
+    assert result.outcome == "approved"
+    kinds = [e.kind for e in result.status.log]
+    assert kinds.count("review") == 2
+    assert kinds.index("enrichment") < len(kinds) - kinds[::-1].index("review") - 1
+
+
+async def test_need_more_info_without_any_evidence_escalates_with_no_new_evidence(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    ask = {"verdict": "need_more_info", "needed_evidence": ["sop_chunks"], "summary": "which SOP?"}
+    script = write_script(
+        tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": ask}]
+    )
+    handle = await start(temporal_client, task_input(git_repo, script, _tid()), task_queue)
+    status = await wait_for_phase(handle, "escalated")
+    assert status.pending_escalation is not None
+    assert status.pending_escalation.reason == "no_new_evidence"
+    assert "which SOP?" in status.pending_escalation.message
+    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.result()

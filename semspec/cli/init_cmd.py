@@ -120,6 +120,6 @@ def register(app: typer.Typer) -> None:
             "add SOPs under .semspec/sources/docs/sops/"
         )
         if console is not None:
-            console.print(message, markup=False)
+            console.print(message, markup=False, soft_wrap=True)
         else:
             typer.echo(message)

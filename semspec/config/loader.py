@@ -159,6 +159,8 @@ def _problems(
                 expected=_expected_form(item["type"], item.get("ctx")),
             )
         )
+    # In the order of the file (as a user fixes them), environment problems last.
+    problems.sort(key=lambda p: (p.line is None, p.line or 0))
     return problems
 
 

@@ -9,21 +9,11 @@ from dataclasses import dataclass, field
 from temporalio.client import Client, WorkflowQueryFailedError
 
 from semspec.errors import SemspecError
-from semspec.task_client import describe_state, task_status
-from workflow.task.shared import Escalation, LogEntry, TaskResult, TaskStatus, workflow_id_for
+from semspec.task_client import task_status
+from workflow.task.shared import Escalation, LogEntry, TaskStatus
 
 POLL_S = 0.25
-
-
-async def current_status(client: Client, task_id: str) -> TaskStatus:
-    """The task's status: from its result once completed, else as ``task_status`` gives it."""
-    if await describe_state(client, task_id) == "completed":
-        # The result type goes on the handle; ``task_client.task_status`` passes it to
-        # ``result()``, which this Temporal SDK does not accept.
-        handle = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
-        result: TaskResult = await handle.result()
-        return result.status
-    return await task_status(client, task_id)
+QUERY_FAILURE_GRACE_S = 20.0
 
 
 @dataclass
@@ -38,6 +28,7 @@ class TaskFollower:
     shown: int = 0
     phase: str = ""
     answered: set[str] = field(default_factory=set)
+    _failing_since: float = 0.0
 
     async def until_settled(self, timeout_s: float) -> TaskStatus:
         """The status once the task is finished or waits on a new escalation.
@@ -66,10 +57,20 @@ class TaskFollower:
         self.answered.add(escalation.escalation_id)
 
     async def _poll(self) -> TaskStatus | None:
+        loop = asyncio.get_running_loop()
         try:
-            status = await current_status(self.client, self.task_id)
-        except WorkflowQueryFailedError:
-            return None  # the workflow has not set up its status yet
+            status = await task_status(self.client, self.task_id)
+        except WorkflowQueryFailedError as err:
+            # Normal for a moment while the workflow sets up its status; for long, a broken
+            # workflow task (see the worker's log), which waiting will not fix.
+            self._failing_since = self._failing_since or loop.time()
+            if loop.time() - self._failing_since > QUERY_FAILURE_GRACE_S:
+                raise SemspecError(
+                    f"task {self.task_id} does not answer its status query: {err}",
+                    hint="see the worker's log under .semspec/run/logs/ of the stack's repository",
+                ) from None
+            return None
+        self._failing_since = 0.0
         for entry in status.log[self.shown :]:
             self.on_entry(entry)
         self.shown = len(status.log)

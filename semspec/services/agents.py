@@ -35,6 +35,8 @@ def mark_ready(run_dir: Path, name: str) -> None:
 class _PythonServiceSpec:
     name = ""
     command = ""
+    # Both connect to NATS and Temporal at start; neither needs the other.
+    depends_on: tuple[str, ...] = ("nats", "temporal")
 
     def external_address(self, config: SemspecConfig) -> str | None:
         return None

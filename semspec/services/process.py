@@ -11,24 +11,38 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
+# Run by a short-lived intermediate Python: it starts the service in a new session and exits,
+# so the service is re-parented to init. The caller then holds no child process at all: no
+# zombie when the service dies while the caller lives on (tests, long-running callers), and
+# no "subprocess still running" warning when the caller's handle is dropped.
+_LAUNCHER = """
+import subprocess, sys
+log_path, cwd, *argv = sys.argv[1:]
+with open(log_path, "ab") as log:
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            cwd=cwd, start_new_session=True)
+print(proc.pid, flush=True)
+"""
+
 
 def start_detached(argv: list[str], log_path: Path, cwd: Path, env: dict[str, str] | None) -> int:
-    """Start ``argv`` in its own session with output to ``log_path``; return its PID."""
+    """Start ``argv`` in its own session, detached from us, with output to ``log_path``.
+
+    Returns the service's PID; raises ``OSError`` when it cannot be started at all.
+    """
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-    return proc.pid
+    launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(log_path), str(cwd), *argv]
+    done = subprocess.run(
+        launcher, capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    if done.returncode != 0 or not done.stdout.strip().isdigit():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise OSError(f"cannot start {argv[0]}: {last}")
+    return int(done.stdout.strip())
 
 
 def cmdline_of(pid: int) -> list[str] | None:

@@ -36,7 +36,11 @@ class LaunchPlan:
 
 
 class ServiceSpec(Protocol):
-    """One service the supervisor can start, check and describe."""
+    """One service the supervisor can start, check and describe.
+
+    A spec may also set ``depends_on``: names of services that must be healthy before it
+    starts (unset = every service before it in the list).
+    """
 
     name: str
 
@@ -90,6 +94,7 @@ class NatsSpec:
     """NATS server with JetStream, store under ``run/nats``, loopback only."""
 
     name = "nats"
+    depends_on: tuple[str, ...] = ()
 
     def external_address(self, config: SemspecConfig) -> str | None:
         return config.services.nats.url
@@ -134,6 +139,7 @@ class TemporalSpec:
     """Temporal dev server with a sqlite file under ``run/`` and the Web UI on."""
 
     name = "temporal"
+    depends_on: tuple[str, ...] = ()
 
     def external_address(self, config: SemspecConfig) -> str | None:
         return config.services.temporal.address

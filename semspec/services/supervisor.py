@@ -63,39 +63,61 @@ class Supervisor:
         self._progress = on_progress or (lambda _msg: None)
 
     def up(self) -> list[ServiceStatus]:
-        """Start every embedded service not already running and wait until each is healthy."""
+        """Start every embedded service not already running and wait until each is healthy.
+
+        A service starts once the services it ``depends_on`` are healthy (all earlier ones
+        when it does not say), so independent services come up side by side.
+        """
         self.run_dir.mkdir(parents=True, exist_ok=True)
         # Task worktrees go under the run directory; keep them out of the user's `git status`.
         exclude_from_git(self.repo, self.run_dir)
         records = load_records(self.run_dir)
-        results = []
+        statuses: dict[str, ServiceStatus] = {}
+        starting: dict[str, tuple[ServiceSpec, ServiceRecord]] = {}
         for spec in self.specs:
             external = spec.external_address(self.config)
             if external is not None:
-                results.append(ServiceStatus(spec.name, "external", external))
+                statuses[spec.name] = ServiceStatus(spec.name, "external", external)
                 continue
             current = records.get(spec.name)
             if current is not None and process.is_ours(current.pid, current.argv):
                 self._progress(f"{spec.name}: already running (pid {current.pid})")
-                results.append(self._status(spec, current, "already running"))
+                statuses[spec.name] = self._status(spec, current, "already running")
                 continue
+            needs: tuple[str, ...] | None = getattr(spec, "depends_on", None)
+            statuses.update(self._await(starting, needs))
             records.pop(spec.name, None)
-            taken = {port for rec in records.values() for port in rec.ports.values()}
-            launch = spec.plan(self.config, self.repo, self.run_dir, taken)
-            log = self.run_dir / "logs" / f"{spec.name}.log"
-            self._progress(f"{spec.name}: starting")
-            pid = process.start_detached(launch.argv, log, self.repo, dict(os.environ))
-            record = ServiceRecord(
-                spec.name, pid, launch.argv, launch.address, launch.ports, launch.extra, str(log)
-            )
-            records[spec.name] = record
-            save_records(self.run_dir, records)
-            get_logger("services").debug(
-                "service started", service=spec.name, pid=pid, address=launch.address
-            )
+            starting[spec.name] = (spec, self._start(spec, records))
+        statuses.update(self._await(starting, None))
+        return [statuses[spec.name] for spec in self.specs]
+
+    def _start(self, spec: ServiceSpec, records: dict[str, ServiceRecord]) -> ServiceRecord:
+        """Launch one service and record it at once, so `down` can stop it whatever follows."""
+        taken = {port for rec in records.values() for port in rec.ports.values()}
+        launch = spec.plan(self.config, self.repo, self.run_dir, taken)
+        log = self.run_dir / "logs" / f"{spec.name}.log"
+        self._progress(f"{spec.name}: starting")
+        pid = process.start_detached(launch.argv, log, self.repo, dict(os.environ))
+        record = ServiceRecord(
+            spec.name, pid, launch.argv, launch.address, launch.ports, launch.extra, str(log)
+        )
+        records[spec.name] = record
+        save_records(self.run_dir, records)
+        get_logger("services").debug(
+            "service started", service=spec.name, pid=pid, address=launch.address
+        )
+        return record
+
+    def _await(
+        self, starting: dict[str, tuple[ServiceSpec, ServiceRecord]], names: tuple[str, ...] | None
+    ) -> dict[str, ServiceStatus]:
+        """Wait until the named services being started (all when ``names`` is None) are healthy."""
+        done = {}
+        for name in [n for n in starting if names is None or n in names]:
+            spec, record = starting.pop(name)
             self._wait_healthy(spec, record)
-            results.append(self._status(spec, record, "started"))
-        return results
+            done[name] = self._status(spec, record, "started")
+        return done
 
     def _wait_healthy(self, spec: ServiceSpec, record: ServiceRecord) -> None:
         deadline = time.monotonic() + HEALTH_TIMEOUT_S

@@ -40,6 +40,7 @@ from workflow.task.shared import (
 
 CHECKPOINT_PREFIX = "semspec/checkpoint"
 OUTPUT_TOKENS_DEFAULT = 4_000
+FALLBACK_MODEL = "scripted"
 
 
 def checkpoint_branch(task_id: str, number: int) -> str:
@@ -128,11 +129,20 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     spec = inp.spec
     repo = Path(spec.repo_path)
     config = _config(repo)
+    notes: list[str] = []
     try:
         registry = load_registry(repo)
-        model = registry.get(spec.developer.model)
     except SemspecError as exc:
         raise _non_retryable(exc) from None
+    if spec.developer.model in registry:
+        model = registry.get(spec.developer.model)
+    else:
+        # An unregistered model (e.g. a local Ollama tag) is sized like the default profile.
+        model = registry.get(FALLBACK_MODEL)
+        notes.append(
+            f"model {spec.developer.model!r} is not in the registry; sized with the "
+            f"{FALLBACK_MODEL!r} profile (add it to .semspec/models.yaml for exact numbers)"
+        )
     profile = model.context
     estimator = TokenEstimator(model.tokenizer)
     file_tokens = {}
@@ -151,7 +161,7 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
         file_tokens,
         config.context,
     )
-    lines = [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
+    lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
     lines += [f"too large: {r.message}" for r in report.reasons]
     assignment = _assignment(repo, registry, sum(file_tokens.values()) + task_tokens)
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())

@@ -390,6 +390,9 @@ class TaskWorkflow:
         review = await self._call_reviewer(ws, gates.summary, "")
         if review.verdict != "need_more_info":
             return review
+        if review.reason in _FALLBACKS:
+            # The agent already ran its own bounded enrichment and has a question for a human.
+            await self._escalate(review.reason, review.summary or "reviewer needs more information")
         # One bounded enrichment, and a second call only when the evidence actually changed.
         before = evidence_fingerprint(dev.diff_hash, [], [asdict(f) for f in review.findings])
         enrichment = await workflow.execute_activity_method(
