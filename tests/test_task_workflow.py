@@ -395,3 +395,26 @@ async def test_need_more_info_without_any_evidence_escalates_with_no_new_evidenc
     assert "which SOP?" in status.pending_escalation.message
     await handle.execute_update("resolve_escalation", Resolution("abort"))
     await handle.result()
+
+
+async def test_cancelling_a_task_while_a_gate_runs_ends_it_as_cancelled(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
+) -> None:
+    from temporalio.client import WorkflowFailureError
+
+    from workflow.gates.types import GateSpec
+
+    script = write_script(
+        tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}]
+    )
+    slow = GateSpec("slow", "sleep 30", True, 60.0, ".")
+    handle = await start(
+        temporal_client, task_input(git_repo, script, _tid(), gates=[slow]), task_queue
+    )
+    await wait_for_phase(handle, "gates")
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    described = await handle.describe()
+    assert described.status is not None
+    assert described.status.name == "CANCELED"

@@ -15,7 +15,12 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    TimeoutError,
+)
 
 with workflow.unsafe.imports_passed_through():
     # Imported here (not only transitively) so the sandbox can resolve their type hints
@@ -142,17 +147,23 @@ class TaskWorkflow:
             self._log("workspace", f"worktree on {ws.branch} at {ws.base_commit[:10]}")
             outcome, reason = await self._loop(ws)
         except asyncio.CancelledError:
-            status.phase, status.outcome = "done", "cancelled"
-            self._log("finished", "cancelled")
-            await self._publish(
-                "finished", {"outcome": "cancelled", "commit": None, "reason": None}
-            )
+            await self._record_cancel()
             raise
         except ActivityError as err:
+            if isinstance(err.cause, CancelledError):
+                await self._record_cancel()
+                raise asyncio.CancelledError() from err
             # Only input errors get here (bad script, unknown branch): retrying cannot help.
             outcome, reason = "failed", _message_of(err)
             self._log("finished", f"failed: {reason}")
         return await self._finish(outcome, reason)
+
+    async def _record_cancel(self) -> None:
+        """Note the cancellation and tell the monitor the task is over."""
+        status = self._state
+        status.phase, status.outcome = "done", "cancelled"
+        self._log("finished", "cancelled")
+        await self._publish("finished", {"outcome": "cancelled", "commit": None, "reason": None})
 
     async def _finish(self, outcome: str, reason: str | None) -> TaskResult:
         """Record the outcome (knowledge, performance, cleanup), publish it, and return."""
@@ -262,6 +273,8 @@ class TaskWorkflow:
                     feedback = await self._iteration(ws, feedback, guidance)
                     guidance = None
                 except ActivityError as err:
+                    if isinstance(err.cause, CancelledError):
+                        raise asyncio.CancelledError() from err  # the task was cancelled
                     if _is_input_error(err):
                         raise
                     await self._escalate(_reason_of(err), _message_of(err))
