@@ -241,17 +241,25 @@ def test_a_hanging_gate_is_killed_at_its_timeout_and_the_task_escalates(stack: S
     hang = python_gate("hang", "import time; time.sleep(600)", timeout=1.5)
     repo = stack.sibling_repo("hang", sample_config([hang]))
     task_id = _tid()
-    code, status = _submit_and_wait(
-        stack, task_id, [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}], repo=repo
-    )
-    assert code == EXIT_ESCALATED
-    gate = status["last_gates"][0]
-    assert (gate["name"], gate["passed"], gate["timed_out"]) == ("hang", False, True)
-    assert "timed out after 1.5s" in gate["output"]
-    assert status["pending_escalation"]["reason"] == "no_new_evidence"
-    shown = stack.cli("task", "status", task_id, repo=repo)
-    assert "gate hang: FAIL" in shown.stdout
-    assert "ESCALATED (no_new_evidence)" in shown.stdout
+    try:
+        code, status = _submit_and_wait(
+            stack,
+            task_id,
+            [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}],
+            repo=repo,
+        )
+        assert code == EXIT_ESCALATED
+        gate = status["last_gates"][0]
+        assert (gate["name"], gate["passed"], gate["timed_out"]) == ("hang", False, True)
+        assert "timed out after 1.5s" in gate["output"]
+        assert status["pending_escalation"]["reason"] == "no_new_evidence"
+        shown = stack.cli("task", "status", task_id, repo=repo)
+        assert "gate hang: FAIL" in shown.stdout
+        assert "ESCALATED (no_new_evidence)" in shown.stdout
+    finally:
+        # An escalated task stays active, and the risk monitor would halt later tasks that
+        # touch the same file as conflicting changes.
+        stack.cli("escalations", "resolve", task_id, "--action", "abort", repo=repo)
 
 
 def test_a_gate_printing_50_mb_keeps_status_bounded_and_the_full_log_on_disk(

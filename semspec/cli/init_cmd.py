@@ -116,8 +116,7 @@ def register(app: typer.Typer) -> None:
         console = obj.console if isinstance(obj, CliContext) else None
         written, preset = init_repo(path.resolve(), force)
         message = (
-            f"wrote {written} (gate preset: {preset}); "
-            "add SOPs under .semspec/sources/docs/sops/"
+            f"wrote {written} (gate preset: {preset}); add SOPs under .semspec/sources/docs/sops/"
         )
         if console is not None:
             console.print(message, markup=False, soft_wrap=True)

@@ -51,7 +51,7 @@ def run_demo(config: SemspecConfig, repo: Path, options: DemoOptions, out: Conso
     """Start the stack of ``repo``, build the sample repository, run both tasks and summarize.
 
     The sample is removed at the end unless ``options.keep`` is set, the demo left an
-    escalation waiting, or something failed (then it is kept for inspection).
+    escalation waiting, or something did not go as scripted (then it is kept for inspection).
     """
     out.print(f"starting the embedded stack of {repo} (as `semspec up`)", markup=False)
     statuses, endpoints = start_stack(config, repo, lambda msg: out.print(f"  {msg}", markup=False))
@@ -69,7 +69,9 @@ def run_demo(config: SemspecConfig, repo: Path, options: DemoOptions, out: Conso
     except BaseException:
         out.print(f"sample repository kept for inspection: {sample.path}", markup=False)
         raise
-    kept = options.keep or command is not None
+    ok = _as_expected(tasks, options.yes)
+    # An escalation left for the user needs the sample; an unexpected ending is worth a look.
+    kept = options.keep or command is not None or not ok
     if kept:
         out.print(f"sample repository kept: {sample.path}", markup=False)
     else:
@@ -79,7 +81,7 @@ def run_demo(config: SemspecConfig, repo: Path, options: DemoOptions, out: Conso
         markup=False,
     )
     return DemoSummary(
-        ok=_as_expected(tasks, options.yes),
+        ok=ok,
         sample_repo=str(sample.path),
         kept=kept,
         temporal_address=endpoints.temporal_address,
@@ -99,10 +101,11 @@ def _as_expected(tasks: list[TaskRecord], yes: bool) -> bool:
         return False
     first, second = tasks
     escalated = [e.reason for e in second.escalations] == ["no_new_evidence"]
-    second_ok = (
-        second.state == "approved" and second.commit_id if yes else second.state == "escalated"
-    )
-    return bool(first.state == "approved" and first.commit_id and escalated and second_ok)
+    if yes:
+        second_ok = second.state == "approved" and second.commit_id is not None
+    else:
+        second_ok = second.state == "escalated"
+    return first.state == "approved" and first.commit_id is not None and escalated and second_ok
 
 
 async def _run_tasks(
