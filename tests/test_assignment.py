@@ -135,9 +135,16 @@ def test_a_corrupt_history_file_is_a_config_error_naming_it(tmp_path: Path) -> N
 
 def test_models_assign_explains_the_choice_as_json(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("print('hi')\n" * 50, encoding="utf-8")
-    history = JsonPerformanceHistory.for_repo(tmp_path)
-    for _ in range(3):
-        history.record("gpt-4o-mini", "reviewer", FAILED)
+    from semspec.config.models import GraphConfig
+    from vocabulary.store import open_store
+    from workflow.performance_graph import GraphPerformanceHistory
+
+    store = open_store(GraphConfig(), tmp_path)
+    try:
+        for n in range(3):
+            GraphPerformanceHistory(store).record_task(f"t{n}", "gpt-4o-mini", "reviewer", FAILED)
+    finally:
+        store.close()
     args = ["--repo", str(tmp_path), "models", "assign", "--role", "reviewer"]
     args += ["--file", str(tmp_path / "a.py"), "--json"]
     result = CliRunner().invoke(app, args)

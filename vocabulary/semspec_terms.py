@@ -46,3 +46,20 @@ CONVENTION_SOURCE_REVIEW: Final = SEMSPEC["semspec.convention.source_review"]
 
 WAS_DERIVED_FROM: Final = PROV.wasDerivedFrom
 """W3C PROV: decision → the plan it was derived from."""
+
+PERFORMANCE: Final = SEMSPEC["class.PerformanceRecord"]
+"""Class of one task's outcome for the model that played a role in it."""
+PERF_MODEL: Final = SEMSPEC["semspec.performance.model"]
+"""Model id of a performance record."""
+PERF_ROLE: Final = SEMSPEC["semspec.performance.role"]
+"""Role (developer or reviewer) of a performance record."""
+PERF_TASK: Final = SEMSPEC["semspec.performance.task"]
+"""Task id of a performance record."""
+PERF_APPROVED: Final = SEMSPEC["semspec.performance.approved"]
+"""Whether the task was approved (xsd:boolean)."""
+PERF_ITERATIONS: Final = SEMSPEC["semspec.performance.iterations"]
+"""Developer iterations the task took."""
+PERF_TOKENS: Final = SEMSPEC["semspec.performance.tokens"]
+"""Tokens the task's agent calls used."""
+PERF_LATENCY: Final = SEMSPEC["semspec.performance.latency_s"]
+"""Seconds from the task's start to its end."""

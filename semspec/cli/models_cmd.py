@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from model.performance import JsonPerformanceHistory
+from model.performance import MemoryPerformanceHistory, PerformanceHistory
 from model.profiles import ModelSpec
 from model.registry import load_registry
 from semspec.cli import budget_cmd
@@ -78,8 +78,14 @@ def assign(
     estimator = TokenEstimator(None)
     texts = read_task_files(cli, files)
     task_tokens = sum(estimator.count(text) for text in texts.values())
-    history = JsonPerformanceHistory.for_repo(cli.repo, cli.config.services.run_dir)
-    result = explain_assignment(candidates, chosen_role, task_tokens, history)
+    from workflow.performance_graph import GraphPerformanceHistory
+    from workflow.task.context_activities import graph_of
+
+    with graph_of(cli.repo, cli.config, create=False) as store:
+        history: PerformanceHistory = (
+            GraphPerformanceHistory(store) if store is not None else MemoryPerformanceHistory()
+        )
+        result = explain_assignment(candidates, chosen_role, task_tokens, history)
     if as_json:
         print_json(cli.console, dataclasses.asdict(result))
         return

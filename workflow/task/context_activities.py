@@ -13,8 +13,8 @@ from pathlib import Path
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from model.performance import JsonPerformanceHistory, TaskOutcome
-from model.registry import load_registry
+from model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
+from model.registry import ModelRegistry, load_registry
 from semspec.config import load_config
 from semspec.config.models import SemspecConfig
 from semspec.errors import SemspecError
@@ -28,6 +28,7 @@ from workflow.context.estimator import TokenEstimator
 from workflow.git.checkpoint import create_branch_at, delete_branches
 from workflow.git.commit import commit_task
 from workflow.knowledge import decisions_for, record_convention, record_decision
+from workflow.performance_graph import GraphPerformanceHistory
 from workflow.task.shared import (
     BudgetInput,
     BudgetOutcome,
@@ -163,7 +164,7 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     )
     lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
     lines += [f"too large: {r.message}" for r in report.reasons]
-    assignment = _assignment(repo, registry, sum(file_tokens.values()) + task_tokens)
+    assignment = _assignment(repo, config, registry, sum(file_tokens.values()) + task_tokens)
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
     common = {"window": profile.context_window, "lines": lines, "assignment": assignment}
     if report.fits:
@@ -176,16 +177,23 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     return BudgetOutcome(fits=False, groups=plan, base_tokens=base, **common)  # type: ignore[arg-type]
 
 
-def _assignment(repo: Path, registry: object, task_tokens: int) -> list[str]:
-    """One line per role: the model that would be chosen and why the others were not."""
-    history = JsonPerformanceHistory.for_repo(repo)
+def _assignment(
+    repo: Path, config: SemspecConfig, registry: ModelRegistry, tokens: int
+) -> list[str]:
+    """One line per role: the model that would be chosen and why, from recorded performance."""
     lines = []
-    for role in ("developer", "reviewer"):
-        result = explain_assignment(registry, role, task_tokens, history)  # type: ignore[arg-type]
-        chosen = result.chosen or "none qualifies"
-        ranked = [c for c in result.candidates if c.eligible][:3]
-        why = "; ".join(f"{c.model}: {c.reason}" for c in ranked)
-        lines.append(f"{role}: {chosen} ({why})" if why else f"{role}: {chosen}")
+    with graph_of(repo, config, create=False) as store:
+        history: PerformanceHistory = (
+            GraphPerformanceHistory(store) if store is not None else MemoryPerformanceHistory()
+        )
+        # The scripted model only replays scripts: never a real candidate for a role.
+        models = [m for m in registry if m.provider != "scripted"]
+        for role in ("developer", "reviewer"):
+            result = explain_assignment(models, role, tokens, history)
+            chosen = result.chosen or "none qualifies"
+            ranked = [c for c in result.candidates if c.eligible][:3]
+            why = "; ".join(f"{c.model}: {c.reason}" for c in ranked)
+            lines.append(f"{role}: {chosen} ({why})" if why else f"{role}: {chosen}")
     return lines
 
 
@@ -253,16 +261,18 @@ async def finalize(inp: FinalizeInput) -> FinalizeStep:
                         f"task {spec.task_id} reviewed by {inp.reviewer}",
                     )
                 )
-    if inp.outcome in ("approved", "aborted"):
-        history = JsonPerformanceHistory.for_repo(repo)
+    if inp.outcome in ("approved", "aborted", "failed"):
         outcome = TaskOutcome(
             approved=inp.outcome == "approved",
             iterations=inp.iterations,
             tokens=inp.tokens,
             latency_s=inp.latency_s,
         )
-        history.record(spec.developer.model, "developer", outcome)
-        history.record(spec.reviewer.model, "reviewer", outcome)
+        with graph_of(repo, config, create=True) as store:
+            assert store is not None
+            history = GraphPerformanceHistory(store)
+            history.record_task(spec.task_id, spec.developer.model, "developer", outcome)
+            history.record_task(spec.task_id, spec.reviewer.model, "reviewer", outcome)
     deleted: list[str] = []
     if not spec.keep_checkpoints:
         try:
