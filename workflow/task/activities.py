@@ -10,20 +10,19 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pygit2
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from agents.factory import developer_agent, reviewer_agent
 from agents.protocol import DeveloperRequest, ReviewRequest
 from model.registry import load_registry
 from semspec.config import load_config
 from semspec.config.models import RoleModel
-from semspec.errors import GitError, InputError, ProviderError, SemspecError
+from semspec.errors import GitError, SemspecError
 from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.subjects import monitor_subject, signal_subject
 from workflow.context.assembler import assemble_review_context
@@ -33,6 +32,7 @@ from workflow.git.commit import commit_task
 from workflow.git.diff import worktree_diff
 from workflow.git.worktree import ensure_worktree
 from workflow.task.context_activities import developer_context, graph_of
+from workflow.task.failures import to_application_error
 from workflow.task.publisher import EventPublisher
 from workflow.task.shared import (
     CommitInput,
@@ -58,25 +58,6 @@ T = TypeVar("T")
 FEEDBACK_CHARS = 8_000
 ENRICH_FILE_CHARS = 6_000
 EVIDENCE_ALLOWLIST = ("task_files", "gate_logs", "sop_chunks", "decisions", "related_symbols")
-
-
-def _non_retryable(exc: SemspecError) -> ApplicationError:
-    """The Temporal form of one of our errors.
-
-    Provider errors keep their canonical reason as the error type (so the workflow can label the
-    escalation) and stay retryable when another attempt can help; every other semspec error is
-    bad input or state that retrying cannot fix.
-    """
-    hint = f" (hint: {exc.hint})" if exc.hint else ""
-    if isinstance(exc, ProviderError):
-        delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
-        return ApplicationError(
-            f"{exc.message}{hint}",
-            type=exc.reason.value,
-            non_retryable=not exc.retryable,
-            next_retry_delay=delay,
-        )
-    return ApplicationError(f"{exc.message}{hint}", type=type(exc).__name__, non_retryable=True)
 
 
 async def _with_heartbeat(work: Awaitable[T], every_s: float = 5.0) -> T:
@@ -139,7 +120,7 @@ class TaskActivities:
                 Path(inp.repo_path), inp.task_id, inp.base_branch, Path(inp.run_dir) / "worktrees"
             )
         except SemspecError as exc:
-            raise _non_retryable(exc) from None
+            raise to_application_error(exc) from None
         return Workspace(path=info.path, branch=info.branch, base_commit=info.base_commit)
 
     @activity.defn(name="task.develop")
@@ -167,7 +148,7 @@ class TaskActivities:
             result = await _with_heartbeat(agent.develop(request))
             diff = worktree_diff(Path(ws.path), ws.base_commit)
         except SemspecError as exc:
-            raise _non_retryable(exc) from None
+            raise to_application_error(exc) from None
         scope = set(spec.task_files)
         out_of_scope = sorted(f for f in diff.files if scope and f not in scope)
         dropped += await self._emit(
@@ -199,7 +180,7 @@ class TaskActivities:
                 heartbeat=activity.heartbeat,
             )
         except SemspecError as exc:
-            raise _non_retryable(exc) from None
+            raise to_application_error(exc) from None
         data = {
             "results": [
                 {
@@ -249,7 +230,7 @@ class TaskActivities:
             )
             verdict = await _with_heartbeat(agent.review(request))
         except SemspecError as exc:
-            raise _non_retryable(exc) from None
+            raise to_application_error(exc) from None
         dropped = await self._emit(
             inp.events,
             "review",
@@ -307,12 +288,12 @@ class TaskActivities:
             )
         except GitError as exc:
             if "nothing to commit" not in exc.message:
-                raise _non_retryable(exc) from None
+                raise to_application_error(exc) from None
             # An approved task that changed nothing new (e.g. a later subtask) keeps the tip.
             tip = pygit2.Repository(inp.workspace.path).head.target
             return CommitStep(commit_id=str(tip), created=False)
         except SemspecError as exc:
-            raise _non_retryable(exc) from None
+            raise to_application_error(exc) from None
         return CommitStep(commit_id=info.commit_id, created=info.created)
 
     @activity.defn(name="task.publish")
@@ -405,9 +386,3 @@ def _tail(path: Path, chars: int) -> str:
         size = handle.tell()
         handle.seek(max(0, size - chars))
         return handle.read().decode("utf-8", errors="replace")
-
-
-def require(condition: bool, message: str) -> None:
-    """Raise a non-retryable input error unless ``condition`` holds."""
-    if not condition:
-        raise _non_retryable(InputError(message))

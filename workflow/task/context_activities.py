@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
 from model.registry import ModelRegistry, load_registry
@@ -29,6 +28,7 @@ from workflow.git.checkpoint import create_branch_at, delete_branches
 from workflow.git.commit import commit_task
 from workflow.knowledge import decisions_for, record_convention, record_decision
 from workflow.performance_graph import GraphPerformanceHistory
+from workflow.task.failures import to_application_error
 from workflow.task.shared import (
     BudgetInput,
     BudgetOutcome,
@@ -115,11 +115,6 @@ def sop_requirements(store: GraphStore | None, files: list[str]) -> list[str]:
     return [req for iri in iris for req in sorted(found.get(iri, []))]
 
 
-def _non_retryable(exc: SemspecError) -> ApplicationError:
-    hint = f" (hint: {exc.hint})" if exc.hint else ""
-    return ApplicationError(f"{exc.message}{hint}", type=type(exc).__name__, non_retryable=True)
-
-
 def _task_text(spec: TaskSpec) -> str:
     return "\n".join([spec.title, spec.description, *spec.criteria])
 
@@ -134,7 +129,7 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     try:
         registry = load_registry(repo)
     except SemspecError as exc:
-        raise _non_retryable(exc) from None
+        raise to_application_error(exc) from None
     if spec.developer.model in registry:
         model = registry.get(spec.developer.model)
     else:
@@ -213,7 +208,7 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
         create_branch_at(repo, ref, info.commit_id)
     except SemspecError as exc:
         if "nothing to commit" not in exc.message:
-            raise _non_retryable(exc) from None
+            raise to_application_error(exc) from None
         ref, info_id = "", inp.workspace.base_commit
     else:
         info_id = info.commit_id
