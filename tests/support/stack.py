@@ -97,7 +97,7 @@ class Stack:
     ) -> subprocess.CompletedProcess[str]:
         """Run ``python -m semspec --repo REPO ARGS`` and return what it printed and its code."""
         argv = [sys.executable, "-m", "semspec", "--repo", str(repo or self.repo), *args]
-        return subprocess.run(
+        done = subprocess.run(
             argv,
             capture_output=True,
             text=True,
@@ -106,6 +106,13 @@ class Stack:
             cwd=self.root,
             check=False,
         )
+        if "Fatal Python error" in done.stderr:
+            raise AssertionError(
+                f"`semspec {' '.join(args)}` crashed while the interpreter shut down "
+                f"(exit {done.returncode}); Temporal's client threads outlive the event loop "
+                f"(temporalio/sdk-python#300):\n{done.stderr[-1500:]}"
+            )
+        return done
 
     def cli_json(self, *args: str, repo: Path | None = None) -> Any:
         """Run a command with ``--json`` that must succeed; its parsed output."""
