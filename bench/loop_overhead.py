@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -116,7 +117,17 @@ def activity_times(history: WorkflowHistory) -> tuple[dict[str, float], int]:
     return dict(spent), len(names)
 
 
-async def measure(client: Client, root: Path, repo: Path, script: Path) -> dict[str, object]:
+@dataclass
+class Figures:
+    """Medians of one benchmark run."""
+
+    activities: int
+    iteration_ms: float
+    floor_ms: float
+    per_activity_ms: dict[str, float]
+
+
+async def measure(client: Client, root: Path, repo: Path, script: Path) -> Figures:
     """Run the task and the floor alternately; medians and the per-activity breakdown."""
     task_queue, floor_queue = f"bench-task-{uuid.uuid4()}", f"bench-floor-{uuid.uuid4()}"
 
@@ -165,12 +176,12 @@ async def measure(client: Client, root: Path, repo: Path, script: Path) -> dict[
         await publisher.close()
         nats_proc.terminate()
         nats_proc.wait(timeout=10)
-    return {
-        "activities": count,
-        "iteration_ms": statistics.median(loop_ms),
-        "floor_ms": statistics.median(floor_ms),
-        "per_activity_ms": {name: statistics.median(v) for name, v in sorted(spent.items())},
-    }
+    return Figures(
+        activities=count,
+        iteration_ms=statistics.median(loop_ms),
+        floor_ms=statistics.median(floor_ms),
+        per_activity_ms={name: statistics.median(v) for name, v in sorted(spent.items())},
+    )
 
 
 async def main() -> None:
@@ -188,22 +199,19 @@ async def main() -> None:
             figures = await measure(env.client, root, repo, script)
         finally:
             await env.shutdown()
-    iteration, floor = float(figures["iteration_ms"]), float(figures["floor_ms"])  # type: ignore[arg-type]
+    iteration, floor = figures.iteration_ms, figures.floor_ms
     ratio = iteration / floor
-    print(f"activities per iteration: {figures['activities']}")
+    print(f"activities per iteration: {figures.activities}")
     print(f"iteration (TaskWorkflow, approve at once): {iteration:8.1f} ms (median of {ROUNDS})")
     print(f"floor (bare workflow, same no-op activities): {floor:8.1f} ms (median of {ROUNDS})")
     print(f"ratio: {ratio:.2f}x (target <= 1.5x)")
     print("median time inside each activity of the loop (started -> completed):")
-    per_activity: dict[str, float] = figures["per_activity_ms"]  # type: ignore[assignment]
+    per_activity = figures.per_activity_ms
     for name, ms in sorted(per_activity.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<24} {ms:7.1f} ms")
     print(f"  {'(sum)':<24} {sum(per_activity.values()):7.1f} ms")
-    print(
-        json.dumps(
-            {"ratio": round(ratio, 3), "iteration_ms": round(iteration, 1), "floor_ms": round(floor, 1)}
-        )
-    )
+    summary = {"ratio": round(ratio, 3), "iteration_ms": round(iteration, 1)}
+    print(json.dumps({**summary, "floor_ms": round(floor, 1)}))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ CHANGES = {
     "summary": "criterion not met",
     "findings": [{"message": "mul is missing"}],
 }
+APPROVE_AT_ONCE = [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}]
 EXIT_ESCALATED = 3
 
 
@@ -98,14 +99,16 @@ def test_a_task_approved_on_first_try_commits_once_and_leaves_the_checkout_alone
     git = pygit2.Repository(str(stack.repo))
     main_before = str(git.lookup_branch("main").target)
     task_id = _tid()
-    code, status = _submit_and_wait(stack, task_id, [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}])
+    code, status = _submit_and_wait(stack, task_id, APPROVE_AT_ONCE)
     assert code == 0
     assert status["outcome"] == "approved"
     commits = _branch_commits(stack.repo, task_id)
     assert [str(c.id) for c in commits] == [status["commit_id"]]
     assert f"Semspec-Task: {task_id}" in commits[0].message
     assert "Semspec-Commit-Key: " in commits[0].message
-    assert commits[0].tree["calc.py"].data.decode() == GOOD
+    committed = commits[0].tree["calc.py"]
+    assert isinstance(committed, pygit2.Blob)
+    assert committed.data.decode() == GOOD
     # The user's checkout: still on main, same tip, nothing modified or untracked.
     assert git.head.shorthand == "main"
     assert str(git.lookup_branch("main").target) == main_before
@@ -115,7 +118,7 @@ def test_a_task_approved_on_first_try_commits_once_and_leaves_the_checkout_alone
 
 def test_task_status_and_logs_tell_what_happened(stack: Stack) -> None:
     task_id = _tid()
-    code, _ = _submit_and_wait(stack, task_id, [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}])
+    code, _ = _submit_and_wait(stack, task_id, APPROVE_AT_ONCE)
     assert code == 0
     status = stack.status(task_id)
     assert status["task_id"] == task_id
@@ -228,7 +231,7 @@ def test_task_cancel_stops_a_waiting_task(stack: Stack) -> None:
 
 def test_resolving_a_task_that_is_not_escalated_is_an_input_error(stack: Stack) -> None:
     task_id = _tid()
-    code, before = _submit_and_wait(stack, task_id, [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}])
+    code, before = _submit_and_wait(stack, task_id, APPROVE_AT_ONCE)
     assert code == 0
     done = stack.cli("escalations", "resolve", task_id, "--action", "approve")
     assert done.returncode == 2
@@ -245,7 +248,7 @@ def test_a_hanging_gate_is_killed_at_its_timeout_and_the_task_escalates(stack: S
         code, status = _submit_and_wait(
             stack,
             task_id,
-            [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}],
+            APPROVE_AT_ONCE,
             repo=repo,
         )
         assert code == EXIT_ESCALATED
@@ -268,9 +271,7 @@ def test_a_gate_printing_50_mb_keeps_status_bounded_and_the_full_log_on_disk(
     size = 50_000_000
     flood = python_gate("flood", f"import sys; sys.stdout.write('x' * {size})")
     repo = stack.sibling_repo("flood", sample_config([flood]))
-    code, status = _submit_and_wait(
-        stack, _tid(), [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}], repo=repo
-    )
+    code, status = _submit_and_wait(stack, _tid(), APPROVE_AT_ONCE, repo=repo)
     assert code == 0
     gate = status["last_gates"][0]
     assert gate["passed"] and gate["output_truncated"]

@@ -14,7 +14,9 @@ import yaml
 
 from tests.support.stack import Stack, check_gate, make_sample_repo, sample_config, write_script
 
-APPROVE_SCRIPT = [{"developer": {"write": {"calc.py": "x = 1\n"}}, "reviewer": {"verdict": "approve"}}]
+APPROVE_SCRIPT = [
+    {"developer": {"write": {"calc.py": "x = 1\n"}}, "reviewer": {"verdict": "approve"}}
+]
 
 
 @pytest.fixture

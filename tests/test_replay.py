@@ -1,4 +1,4 @@
-"""Replay a recorded ``TaskWorkflow`` history: a non-deterministic change to the workflow fails here.
+"""Replay a recorded ``TaskWorkflow`` history: a non-deterministic workflow change fails here.
 
 The history is ``tests/histories/task_workflow_all_branches.json``, written by
 ``python tests/histories/record.py`` (see its docstring for when to re-record).

@@ -94,13 +94,21 @@ def main() -> None:
     Typer handles usage errors itself (exit 2); our own errors propagate out of it and are
     printed here as ``error:`` and ``hint:`` lines with the error's exit code.
     """
+    code = 0
     try:
         app()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except SemspecError as exc:
         err = Console(stderr=True)
         err.print(f"error: {exc.message}", markup=False, soft_wrap=True)
         if exc.hint:
             err.print(f"hint: {exc.hint}", markup=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
+        code = exc.exit_code
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = 130
+    # Exit without interpreter teardown: the Temporal client's native threads can outlive the
+    # event loop and abort a normal shutdown after the command already did its work.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -17,13 +17,14 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
 HISTORY_FILE = Path(__file__).resolve().parent / "task_workflow_all_branches.json"
 WORKFLOW_ID = "task-replay-all-branches"
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
-ITERATIONS = [
+ITERATIONS: list[dict[str, Any]] = [
     # 1: the required gate fails (retry 1 of 1).
     {"developer": {"write": {"calc.py": BROKEN}}},
     # 2: the reviewer requests changes (retry 2 > 1): the loop escalates to a human.

@@ -9,6 +9,7 @@ and Temporal as external endpoints, so each test can have its own gates and limi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,9 @@ def check_gate(name: str = "check", timeout: float = 60.0, before: str = "") -> 
     return {"name": name, "command": f'{sys.executable} -c "{code}"', "timeout": timeout}
 
 
-def python_gate(name: str, code: str, timeout: float = 60.0, required: bool = True) -> dict[str, Any]:
+def python_gate(
+    name: str, code: str, timeout: float = 60.0, required: bool = True
+) -> dict[str, Any]:
     """A gate (config form) running one line of Python with this interpreter."""
     command = f'{sys.executable} -c "{code}"'
     return {"name": name, "command": command, "timeout": timeout, "required": required}
@@ -96,8 +99,20 @@ class Stack:
         self, *args: str, repo: Path | None = None, timeout: float = CLI_TIMEOUT_S
     ) -> subprocess.CompletedProcess[str]:
         """Run ``python -m semspec --repo REPO ARGS`` and return what it printed and its code."""
+        done = self._run(args, repo, timeout)
+        if done.returncode < 0:
+            raise AssertionError(
+                f"`semspec {' '.join(args)}` was killed by signal {-done.returncode}; when it "
+                "happens at interpreter shutdown, Temporal's client threads outlived the event "
+                f"loop (temporalio/sdk-python#300):\n{done.stderr[-1500:]}"
+            )
+        return done
+
+    def _run(
+        self, args: tuple[str, ...], repo: Path | None, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-m", "semspec", "--repo", str(repo or self.repo), *args]
-        done = subprocess.run(
+        return subprocess.run(
             argv,
             capture_output=True,
             text=True,
@@ -106,13 +121,6 @@ class Stack:
             cwd=self.root,
             check=False,
         )
-        if "Fatal Python error" in done.stderr:
-            raise AssertionError(
-                f"`semspec {' '.join(args)}` crashed while the interpreter shut down "
-                f"(exit {done.returncode}); Temporal's client threads outlive the event loop "
-                f"(temporalio/sdk-python#300):\n{done.stderr[-1500:]}"
-            )
-        return done
 
     def cli_json(self, *args: str, repo: Path | None = None) -> Any:
         """Run a command with ``--json`` that must succeed; its parsed output."""
@@ -135,12 +143,15 @@ class Stack:
         """Poll ``task status --json`` until ``until`` holds (bounded)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            done = self.cli("task", "status", task_id, "--json", repo=repo)
+            # A poll that fails for any reason (even a crash at exit) is simply polled again.
+            done = self._run(("task", "status", task_id, "--json"), repo, CLI_TIMEOUT_S)
             status: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
             if status and until(status):
                 return status
             if time.monotonic() > deadline:
-                raise AssertionError(f"task {task_id} never got there; last: {status or done.stderr}")
+                raise AssertionError(
+                    f"task {task_id} never got there; last: {status or done.stderr}"
+                )
             time.sleep(0.3)
 
     def records(self) -> dict[str, ServiceRecord]:
@@ -163,7 +174,7 @@ class Stack:
         return make_sample_repo(self.root / name / "repo", {**config, "services": services})
 
     def kill(self, service: str) -> int:
-        """SIGKILL the recorded process of ``service`` (one we started) and wait until it is gone."""
+        """SIGKILL the recorded process of ``service`` (one we started); wait until it is gone."""
         record = self.records()[service]
         assert process.is_ours(record.pid, record.argv), f"{service} is not running"
         os.kill(record.pid, signal.SIGKILL)
@@ -177,7 +188,7 @@ class Stack:
         records = self.records()
         record = records["nats"]
         pid = process.start_detached(record.argv, Path(record.log), self.repo, cli_env())
-        records["nats"] = ServiceRecord(**{**record.__dict__, "pid": pid})
+        records["nats"] = replace(record, pid=pid)
         save_records(self.run_dir, records)
         deadline = time.monotonic() + 20
         while not _nats_answers(record.address):
@@ -186,8 +197,6 @@ class Stack:
 
 
 def _nats_answers(url: str) -> bool:
-    import asyncio
-
     async def probe() -> bool:
         try:
             nc = await nats.connect(url, connect_timeout=1, max_reconnect_attempts=0)
@@ -224,7 +233,6 @@ def running_stack(root: Path, config: dict[str, Any]) -> Iterator[Stack]:
 
 def count_signals(nats_url: str, task_id: str, level: str = "escalate") -> int:
     """How many ``user.signal.<level>`` messages for ``task_id`` the USER_SIGNALS stream holds."""
-    import asyncio
 
     async def count() -> int:
         nc = await nats.connect(nats_url, connect_timeout=2)

@@ -74,7 +74,10 @@ class EventPublisher:
         while True:
             try:
                 async with self._lock:
-                    js = await self._connect()
+                    # Bounded: a reconnecting client would otherwise wait for NATS forever.
+                    js = await asyncio.wait_for(
+                        self._connect(), max(0.1, deadline - time.monotonic())
+                    )
                 await js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=2)
                 return True
             except Exception as exc:  # any transport failure: retry, then drop
