@@ -93,10 +93,34 @@ def _validate(ident: str, raw: Mapping[str, Any], files: list[RegistryFile]) -> 
 def load_registry(
     repo: Path | None = None, default_path: Path = DEFAULT_MODELS_PATH
 ) -> ModelRegistry:
-    """Load the shipped registry and apply ``<repo>/.semspec/models.yaml`` when it exists."""
-    files = [read_registry_file(default_path)]
+    """Load the shipped registry and apply ``<repo>/.semspec/models.yaml`` when it exists.
+
+    Parsed registries are cached by the files' paths, sizes and modification times, so the
+    loop's activities can ask for it every iteration without re-reading YAML.
+    """
+    paths = [default_path]
     if repo is not None and (repo / OVERRIDE_RELATIVE).is_file():
-        files.append(read_registry_file(repo / OVERRIDE_RELATIVE))
+        paths.append(repo / OVERRIDE_RELATIVE)
+    try:
+        key = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    except OSError:
+        key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    registry = _load(paths)
+    if key is not None:
+        if len(_CACHE) >= _CACHE_ENTRIES:
+            _CACHE.clear()
+        _CACHE[key] = registry
+    return registry
+
+
+_CACHE: dict[tuple[tuple[str, int, int], ...], ModelRegistry] = {}
+_CACHE_ENTRIES = 32
+
+
+def _load(paths: list[Path]) -> ModelRegistry:
+    files = [read_registry_file(path) for path in paths]
     merged: dict[str, dict[str, Any]] = {}
     for registry_file in files:
         for ident, entry in registry_file.entries.items():
