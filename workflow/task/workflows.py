@@ -589,6 +589,8 @@ class TaskWorkflow:
             fingerprint=fingerprint,
             source=source,
         )
+        # Cleared before the escalation is visible: an answer may arrive while it is published.
+        self._resolution = None
         status.pending_escalation = escalation
         previous_phase, status.phase = status.phase, "escalated"
         status.paused = source == "pause"
@@ -608,7 +610,6 @@ class TaskWorkflow:
             signal_reason=str(reason),
             signal_message=message,
         )
-        self._resolution = None
         await workflow.wait_condition(lambda: self._resolution is not None)
         resolution = self._resolution
         assert resolution is not None
