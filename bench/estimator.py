@@ -5,7 +5,7 @@
    cache) on the same texts. Tokens per second of each, median over rounds, and the ratio.
 2. A checkpoint branch (stage the worktree, write the tree, commit, create the branch) with
    pygit2 against the ``git`` CLI doing the same plumbing in subprocesses, median of N each,
-   in a 300-file and a 30-file repository (pygit2's cost grows with the files it stats).
+   in a 300-file and a 30-file repository; both sides are given the paths the loop knows changed.
 
 The last line is one JSON object with ``estimator_ratio`` and ``git_ratio`` plus raw figures.
 """
@@ -25,10 +25,12 @@ from pathlib import Path
 import pygit2
 
 from workflow.context.estimator import TokenEstimator, load_offline
+from workflow.git.checkpoint import create_branch_at
+from workflow.git.snapshot import snapshot_commit
 
 ITERATIONS = 20
 ESTIMATOR_ROUNDS = 3
-GIT_ROUNDS = 15
+GIT_ROUNDS = 41
 REPO_SIZES = (300, 30)
 """Files in the benchmark repository; the first size gives ``git_ratio``."""
 SIGNATURE = pygit2.Signature("bench", "bench@semspec.invalid", 1_700_000_000, 0)
@@ -99,31 +101,33 @@ def make_repo(path: Path, files: int) -> None:
     repo.create_commit("refs/heads/main", SIGNATURE, SIGNATURE, "initial", tree, [])
 
 
-def touch(path: Path, round_number: int, files: int) -> None:
+def touch(path: Path, round_number: int, files: int) -> list[str]:
+    """Change three files; return their repo-relative paths."""
+    changed = []
     for offset in range(3):
-        target = path / "pkg0" / f"module_{(round_number * 3 + offset) * 10 % files}.py"
-        target.write_text(f"changed = {round_number}\n", encoding="utf-8")
+        rel = f"pkg0/module_{(round_number * 3 + offset) * 10 % files}.py"
+        (path / rel).write_text(f"changed = {round_number}\n", encoding="utf-8")
+        changed.append(rel)
+    return changed
 
 
-def checkpoint_pygit2(path: Path, name: str) -> None:
-    repo = pygit2.Repository(str(path))
-    repo.index.add_all()
-    repo.index.write()
-    tree = repo.index.write_tree()
-    commit_id = repo.create_commit(None, SIGNATURE, SIGNATURE, name, tree, [repo.head.target])
-    commit = repo.get(commit_id)
-    assert isinstance(commit, pygit2.Commit)
-    repo.branches.local.create(name, commit)
+def checkpoint_pygit2(path: Path, name: str, changed: list[str]) -> None:
+    """semspec's checkpoint: a snapshot commit of the changed paths, then the branch."""
+    head = str(pygit2.Repository(str(path)).head.target)
+    commit_id = snapshot_commit(path, path, head, head, changed, name)
+    create_branch_at(path, name, commit_id)
 
 
-def checkpoint_cli(path: Path, name: str) -> None:
+def checkpoint_cli(path: Path, name: str, changed: list[str]) -> None:
+    """The same with git plumbing: stage the changed paths, write the tree, commit, branch."""
+
     def git(*args: str) -> str:
         done = subprocess.run(
             ["git", *args], cwd=path, capture_output=True, text=True, check=True, env=GIT_ENV
         )
         return done.stdout.strip()
 
-    git("add", "-A")
+    git("add", "--", *changed)
     tree = git("write-tree")
     commit = git("commit-tree", tree, "-p", "HEAD", "-m", name)
     git("branch", name, commit)
@@ -147,15 +151,17 @@ def bench_git(files: int) -> tuple[float, float]:
         make_repo(pygit2_repo, files)
         shutil.copytree(pygit2_repo, cli_repo)
         pygit2_times, cli_times = [], []
+        changed: set[str] = set()  # what the loop's diff against the base would name
         for number in range(GIT_ROUNDS):
             name = f"semspec/checkpoint/bench/{number}"
-            touch(pygit2_repo, number, files)
+            changed.update(touch(pygit2_repo, number, files))
             touch(cli_repo, number, files)
+            paths = sorted(changed)
             start = time.perf_counter()
-            checkpoint_pygit2(pygit2_repo, name)
+            checkpoint_pygit2(pygit2_repo, name, paths)
             pygit2_times.append(time.perf_counter() - start)
             start = time.perf_counter()
-            checkpoint_cli(cli_repo, name)
+            checkpoint_cli(cli_repo, name, paths)
             cli_times.append(time.perf_counter() - start)
         trees = [
             pygit2.Repository(str(path)).branches.local[name].peel(pygit2.Commit).tree_id

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pygit2
 from temporalio import activity
 
 from model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
@@ -25,7 +26,7 @@ from workflow.context.budget import compute_budget
 from workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
 from workflow.context.estimator import TokenEstimator
 from workflow.git.checkpoint import create_branch_at, delete_branches
-from workflow.git.commit import commit_task
+from workflow.git.snapshot import snapshot_commit
 from workflow.knowledge import decisions_for, record_convention, record_decision
 from workflow.performance_graph import GraphPerformanceHistory
 from workflow.task.failures import to_application_error
@@ -194,32 +195,46 @@ def _assignment(
 
 @activity.defn(name="task.checkpoint")
 async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
-    """Commit the worktree, point ``semspec/checkpoint/<task>/<n>`` at it, gather decisions."""
+    """Snapshot the worktree onto ``semspec/checkpoint/<task>/<n>`` and gather decisions.
+
+    The snapshot is built from the base tree and the changed paths only, and the task branch
+    does not move; a retry finds the branch already at an identical commit.
+    """
     spec = inp.spec
     repo = Path(spec.repo_path)
-    try:
-        info = commit_task(
-            Path(inp.workspace.path),
-            spec.workspace_key,
-            f"semspec checkpoint {inp.number} of {spec.task_id}",
-            inp.commit_key,
-        )
-        ref = checkpoint_branch(spec.task_id, inp.number)
-        create_branch_at(repo, ref, info.commit_id)
-    except SemspecError as exc:
-        if "nothing to commit" not in exc.message:
+    ref, commit_id = "", inp.workspace.base_commit
+    if inp.changed:
+        try:
+            ref = checkpoint_branch(spec.task_id, inp.number)
+            existing = _branch_tip(repo, ref)
+            if existing is None:
+                tip = str(pygit2.Repository(inp.workspace.path).head.target)
+                commit_id = snapshot_commit(
+                    repo,
+                    Path(inp.workspace.path),
+                    inp.workspace.base_commit,
+                    tip,
+                    inp.changed,
+                    f"semspec checkpoint {inp.number} of {spec.task_id}",
+                )
+                create_branch_at(repo, ref, commit_id)
+            else:
+                commit_id = existing
+        except SemspecError as exc:
             raise to_application_error(exc) from None
-        ref, info_id = "", inp.workspace.base_commit
-    else:
-        info_id = info.commit_id
     config = _config(repo)
     with graph_of(repo, config, create=False) as store:
         decisions = (
             decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
         )
     return CheckpointStep(
-        ref=ref, commit_id=info_id, decisions=[f"{d.title}: {d.text}" for d in decisions]
+        ref=ref, commit_id=commit_id, decisions=[f"{d.title}: {d.text}" for d in decisions]
     )
+
+
+def _branch_tip(repo_path: Path, name: str) -> str | None:
+    branch = pygit2.Repository(str(repo_path)).branches.local.get(name)
+    return str(branch.target) if branch is not None else None
 
 
 @activity.defn(name="task.finalize")

@@ -154,6 +154,8 @@ class CheckpointInput:
     workspace: Workspace
     number: int
     commit_key: str
+    changed: list[str] = field(default_factory=list)
+    """Paths the last developer step's diff named (relative to the base commit)."""
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ class TaskWorkflow:
         self._checkpoint_due: str | None = None
         self._carried: list[str] = []
         self._last_review: ReviewStep | None = None
+        self._last_files: list[str] = []
 
     # ----- the loop ---------------------------------------------------------------------------
 
@@ -361,6 +362,7 @@ class TaskWorkflow:
             retry_policy=self._retry(),
         )
         status.events_dropped += dev.events_dropped
+        self._last_files = list(dev.files_touched)
         self._spend(dev.tokens_used)
         touched = ", ".join(dev.files_touched) or "no files"
         self._log(
@@ -545,6 +547,7 @@ class TaskWorkflow:
                 self._ws,
                 number,
                 f"{workflow.info().workflow_id}/checkpoint-{number}",
+                list(self._last_files),
             ),
             start_to_close_timeout=SHORT_TIMEOUT,
             retry_policy=self._retry(),
