@@ -6,11 +6,11 @@ import typer
 from temporalio.client import Client
 
 from semspec.cli.context import cli_context
-from semspec.cli.escalations_watch import watch_signals
+from semspec.cli.monitor_cmd import watch as monitor_watch
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
 from semspec.errors import InputError
-from semspec.services.connect import Endpoints, nats_options, resolve_endpoints
+from semspec.services.connect import Endpoints
 from semspec.task_client import list_tasks, resolve, task_status
 from workflow.task.activities import suggested_actions
 from workflow.task.shared import RESOLUTION_ACTIONS, Escalation, Resolution
@@ -126,13 +126,5 @@ def resolve_cmd(
     run_with_client(cli, body)
 
 
-@app.command("watch")
-def watch_cmd(
-    ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per signal."),
-    count: int | None = typer.Option(None, "--count", min=1, help="Stop after this many."),
-) -> None:
-    """Print user signals (warn, pause, halt, escalate) as they arrive (Ctrl-C stops)."""
-    cli = cli_context(ctx)
-    endpoints = resolve_endpoints(cli.config, cli.repo)
-    watch_signals(endpoints.nats_url, nats_options(cli.config), cli.console, as_json, count=count)
+# The same command as `semspec monitor watch`, under the name people on call look for.
+app.command("watch")(monitor_watch)

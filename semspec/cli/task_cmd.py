@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from temporalio.client import Client
 
 from semspec.cli.context import cli_context
@@ -17,6 +19,7 @@ from semspec.errors import TaskSpecError
 from semspec.services.connect import Endpoints
 from semspec.task_client import cancel, list_tasks, submit, task_status
 from semspec.task_spec import TaskDraft, build_task_input, draft_from_yaml
+from workflow.task.shared import TaskStatus
 
 app = typer.Typer(help="Submit and follow tasks.", no_args_is_help=True)
 
@@ -109,6 +112,22 @@ async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> i
         await asyncio.sleep(0.3)
 
 
+def _show_status(
+    ctx: typer.Context, task_id: str, as_json: bool, render: Callable[[Console, TaskStatus], None]
+) -> None:
+    """Fetch a task's status and print it with ``render`` (or as JSON, the log only for logs)."""
+    cli = cli_context(ctx)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        status = await task_status(client, task_id)
+        if as_json:
+            print_json(cli.console, jsonable(status.log if render is render_log else status))
+        else:
+            render(cli.console, status)
+
+    run_with_client(cli, body)
+
+
 @app.command("status")
 def status_cmd(
     ctx: typer.Context,
@@ -116,16 +135,7 @@ def status_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Phase, iteration, retries, last gates and verdict, pending escalation, fingerprints."""
-    cli = cli_context(ctx)
-
-    async def body(client: Client, _e: Endpoints) -> None:
-        status = await task_status(client, task_id)
-        if as_json:
-            print_json(cli.console, jsonable(status))
-        else:
-            render_status(cli.console, status)
-
-    run_with_client(cli, body)
+    _show_status(ctx, task_id, as_json, render_status)
 
 
 @app.command("logs")
@@ -135,16 +145,7 @@ def logs_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Iteration by iteration: developer outcome, gates, verdicts, signals, fingerprints."""
-    cli = cli_context(ctx)
-
-    async def body(client: Client, _e: Endpoints) -> None:
-        status = await task_status(client, task_id)
-        if as_json:
-            print_json(cli.console, jsonable(status.log))
-        else:
-            render_log(cli.console, status)
-
-    run_with_client(cli, body)
+    _show_status(ctx, task_id, as_json, render_log)
 
 
 @app.command("list")

@@ -20,7 +20,6 @@ from temporalio import activity
 from agents.factory import developer_agent, reviewer_agent
 from agents.protocol import DeveloperRequest, ReviewRequest
 from model.registry import load_registry
-from semspec.config import load_config
 from semspec.config.models import RoleModel
 from semspec.errors import GitError, SemspecError
 from vocabulary.events import MonitorEvent, UserSignal
@@ -31,7 +30,7 @@ from workflow.gates.runner import run_gates
 from workflow.git.commit import commit_task
 from workflow.git.diff import worktree_diff
 from workflow.git.worktree import ensure_worktree
-from workflow.task.context_activities import developer_context, graph_of
+from workflow.task.context_activities import developer_context, graph_of, repo_config
 from workflow.task.failures import to_application_error
 from workflow.task.publisher import EventPublisher
 from workflow.task.shared import (
@@ -72,10 +71,7 @@ async def _with_heartbeat(work: Awaitable[T], every_s: float = 5.0) -> T:
 
 def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:
     """The repository's configured role, with the task's provider/model/script on top."""
-    try:
-        configured: RoleModel = getattr(load_config(repo).models, role_name)
-    except SemspecError:
-        configured = RoleModel()
+    configured: RoleModel = getattr(repo_config(repo).models, role_name)
     update: dict[str, Any] = {"provider": spec.provider, "model": spec.model}
     if spec.script:
         update["script"] = spec.script
@@ -349,7 +345,7 @@ def suggested_actions(task_id: str) -> list[Any]:
 
 def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None) -> str:
     """Assembled reviewer context from the repository's graph; empty when there is none."""
-    config = load_config(repo)
+    config = repo_config(repo)
     window = window_tokens or _reviewer_window(repo, spec.reviewer.model)
     reviewer = config.context.reviewer
     with graph_of(repo, config, create=False) as store:

@@ -50,7 +50,9 @@ def checkpoint_branch(task_id: str, number: int) -> str:
     return f"{CHECKPOINT_PREFIX}/{task_id}/{number}"
 
 
-def _config(repo: Path) -> SemspecConfig:
+def repo_config(repo: Path) -> SemspecConfig:
+    """The repository's config, or the defaults when it cannot be read (the task was already
+    validated at submit; a later edit must not break a running task)."""
     try:
         return load_config(repo)
     except SemspecError:
@@ -125,7 +127,7 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     """Count the task's tokens for its developer model; fit, split into groups, or refuse."""
     spec = inp.spec
     repo = Path(spec.repo_path)
-    config = _config(repo)
+    config = repo_config(repo)
     notes: list[str] = []
     try:
         registry = load_registry(repo)
@@ -222,7 +224,7 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
                 commit_id = existing
         except SemspecError as exc:
             raise to_application_error(exc) from None
-    config = _config(repo)
+    config = repo_config(repo)
     with graph_of(repo, config, create=False) as store:
         decisions = (
             decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
@@ -243,7 +245,7 @@ async def finalize(inp: FinalizeInput) -> FinalizeStep:
     checkpoint branches unless the task keeps them."""
     spec = inp.spec
     repo = Path(spec.repo_path)
-    config = _config(repo)
+    config = repo_config(repo)
     decision = None
     conventions: list[str] = []
     if inp.outcome == "approved":
@@ -295,7 +297,7 @@ async def finalize(inp: FinalizeInput) -> FinalizeStep:
 def developer_context(spec: TaskSpec, carried: list[str]) -> str:
     """SOP requirements for the task files plus decisions carried over a checkpoint."""
     repo = Path(spec.repo_path)
-    config = _config(repo)
+    config = repo_config(repo)
     with graph_of(repo, config, create=False) as store:
         requirements = sop_requirements(store, list(spec.task_files))
     parts = []

@@ -343,7 +343,9 @@ class TaskWorkflow:
 
     # ----- steps ------------------------------------------------------------------------------
 
-    async def _develop(self, ws: Workspace, feedback: list[str], guidance: str | None) -> Any:
+    async def _develop(
+        self, ws: Workspace, feedback: list[str], guidance: str | None
+    ) -> DeveloperStep:
         status = self._state
         status.phase = "developer"
         dev: DeveloperStep = await workflow.execute_activity_method(
