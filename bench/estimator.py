@@ -25,8 +25,7 @@ from pathlib import Path
 import pygit2
 
 from workflow.context.estimator import TokenEstimator, load_offline
-from workflow.git.checkpoint import create_branch_at
-from workflow.git.snapshot import snapshot_commit
+from workflow.git.snapshot import snapshot_branch
 
 ITERATIONS = 20
 ESTIMATOR_ROUNDS = 3
@@ -113,9 +112,7 @@ def touch(path: Path, round_number: int, files: int) -> list[str]:
 
 def checkpoint_pygit2(path: Path, name: str, changed: list[str]) -> None:
     """semspec's checkpoint: a snapshot commit of the changed paths, then the branch."""
-    head = str(pygit2.Repository(str(path)).head.target)
-    commit_id = snapshot_commit(path, path, head, head, changed, name)
-    create_branch_at(path, name, commit_id)
+    snapshot_branch(path, path, "HEAD", "HEAD", changed, name, name)
 
 
 def checkpoint_cli(path: Path, name: str, changed: list[str]) -> None:

@@ -24,6 +24,7 @@ from processors.code_index import (
     pack_evidence,
     pack_facts,
 )
+from processors.code_index.pack import split_parameters
 from semspec.cli.app import app
 from semspec.config.models import GraphConfig
 from semspec.errors import InputError, NotFoundError
@@ -145,12 +146,30 @@ def test_the_pack_carries_boundaries_imports_and_call_edges(store: GraphStore) -
     assert f"E e0 {items} calls {helper}" in text
 
 
-def test_names_used_more_than_once_go_to_the_dictionary() -> None:
-    source = b"class Alpha:\n    def compute(self) -> int:\n        return 1\n\n\n"
-    source += b"class Beta:\n    def compute(self) -> int:\n        return 2\n"
+def test_repeated_names_and_parameters_go_to_the_dictionary_when_that_saves_tokens() -> None:
+    source = b""
+    for cls in ("Alpha", "Beta", "Gamma", "Delta"):
+        source += f"class {cls}:\n".encode()
+        source += b"    def reconcile_pending_escalations(self, ctx: typer.Context) -> int:\n"
+        source += b"        return 1\n\n"
+        source += b"    def run(self) -> int:\n        return 2\n\n"
     text = pack_facts([extract_facts("m.py", source)]).text
-    assert "D d0 compute" in text
-    assert text.count("compute") == 1
+    entries = [line.split(" ", 2) for line in text.splitlines() if line[:2] == "D "]
+    words = {entry[2]: entry[1] for entry in entries}
+    name, param = "reconcile_pending_escalations", "ctx: typer.Context"
+    assert set(words) == {name, param}
+    assert text.count(name) == 1 and text.count(param) == 1
+    assert text.count(f"m {words[name]}({words[param]}) -> int") == 4
+    # ``run`` is one token, as cheap as an id: an entry would only cost its line.
+    assert text.count("m run() -> int") == 4
+
+
+def test_parameter_lists_split_only_where_the_text_is_rebuilt_exactly() -> None:
+    split = split_parameters("(a: int, b: dict[str, int]=..., c: str=', ') -> T")
+    assert split == (["a: int", "b: dict[str, int]=...", "c: str=', '"], " -> T")
+    assert split_parameters("() -> None") == ([], " -> None")
+    assert split_parameters("(a,b)") is None  # would not come back as written
+    assert split_parameters("(unbalanced") is None
 
 
 def test_a_file_summary_lists_symbols_with_signatures_and_lines(store: GraphStore) -> None:

@@ -4,9 +4,10 @@ Seed 004's cognitive pack: a header and dictionary, then one section per file of
 and evidence lines::
 
     MP1 files=1 claims=8 evidenced=8
-    D d0 src/app                           dictionary: shared folders, names used twice or more
+    D d0 src/app                           dictionary: repeated folders, names, parameters
+    D d1 settings: AppSettings             (each only where it saves tokens in cl100k)
     F n0 d0/main.py python 120L            file node: opens the file's section
-    N n1 fn load(path: str) -> Config      node: id, kind, name + signature or detail
+    N n1 fn load(path: str, d1) -> Config  node: id, kind, name + signature or detail
     N n2 class Service(Base)
      N n3 m run() -> None                  member of the class above it (one more space)
     N n4 fn serve(port: int) [cli: command serve]   a CLI entry or route is a facet of its function
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from processors.code_index.facts import FileFacts, Symbol
 from processors.code_index.graph_read import read_facts
 from vocabulary.store import GraphStore
+from workflow.context.assembler_tokens import count_tokens
 
 KIND_LABELS = {"function": "fn", "class": "class", "method": "m"}
 BOUNDARY_LABELS = {"cli_entry": "cli", "http_route": "http", "env_var": "env", "config_file": "cfg"}
@@ -60,6 +62,36 @@ def short_signature(symbol: Symbol) -> str | None:
             if symbol.name == "__init__":
                 rest = rest.removesuffix(" -> None")
             return rest.replace("(self, ", "(").replace("(self)", "()").replace("(cls, ", "(")
+    return None
+
+
+def split_parameters(short: str) -> tuple[list[str], str] | None:
+    """``(a: int, b: str=...) -> T`` as ``(["a: int", "b: str=..."], " -> T")``.
+
+    Commas inside brackets or quotes do not split. None unless the text opens with a balanced
+    parameter list written ``, ``-separated (so joining the parts gives the text back); callers
+    leave such a signature as it is.
+    """
+    if not short.startswith("("):
+        return None
+    depth, quote, start, params = 0, "", 1, []
+    for index, char in enumerate(short):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                params.append(short[start:index])
+                inner, tail = short[1:index], short[index + 1 :]
+                parts = [p.strip() for p in params] if inner else []
+                return (parts, tail) if ", ".join(parts) == inner else None
+        elif char == "," and depth == 1:
+            params.append(short[start:index])
+            start = index + 1
     return None
 
 
@@ -114,16 +146,22 @@ class _PackWriter:
         self._plan_dictionary(files)
 
     def _plan_dictionary(self, files: list[FileFacts]) -> None:
-        # Folders shared by files, and names used more than once, are written once; short
-        # names cost less inline than as an entry.
-        folders = Counter(_folder(f.path) for f in files)
-        names: Counter[str] = Counter()
+        # Shared folders, symbol names and parameters (``ctx: typer.Context``) repeated across
+        # the set are candidates; one becomes an entry only when its uses save more tokens
+        # than its ``D`` line costs, so a short name (one token, like its id) stays inline.
+        uses: Counter[str] = Counter(_folder(f.path) for f in files if "/" in f.path)
         for facts in files:
-            names.update(s.name for s in self._symbols(facts))
-        entries = sorted(d for d, c in folders.items() if c > 1 and d)
-        entries += sorted(n for n, c in names.items() if c > 1 and len(n) > 5)
-        for entry in entries:
-            self.words.setdefault(entry, f"d{len(self.words)}")
+            for symbol in self._symbols(facts):
+                uses[symbol.name] += 1
+                short = short_signature(symbol)
+                split = split_parameters(short) if short is not None else None
+                uses.update(split[0] if split is not None else [])
+        repeated = [text for text, count in uses.items() if count > 1]
+        for text in sorted(repeated, key=lambda t: (-uses[t] * count_tokens(t), t)):
+            ident = f"d{len(self.words)}"
+            entry_cost = count_tokens(f"D {ident} {text}\n")
+            if uses[text] * (count_tokens(text) - count_tokens(ident)) > entry_cost:
+                self.words[text] = ident
 
     def _symbols(self, facts: FileFacts) -> list[Symbol]:
         return [s for s in facts.symbols if self.private or _public(s)]
@@ -200,6 +238,10 @@ class _PackWriter:
         short = short_signature(symbol)
         if short is not None:
             is_async = symbol.signature.startswith("async ")
+            split = split_parameters(short)
+            if split is not None:
+                params, tail = split
+                short = f"({', '.join(self.word(p) for p in params)}){tail}"
             return ("async " if is_async else "") + self.word(symbol.name) + short
         sig = symbol.signature
         match = re.search(rf"(?<![\w$]){re.escape(symbol.name)}(?![\w$])", sig)

@@ -10,14 +10,23 @@ from semspec.errors import GitError, InputError
 from workflow.git.repository import commit_of, open_repository
 
 
-def create_branch_at(repo_path: Path, name: str, commit_id: str) -> None:
-    """Create branch ``name`` at ``commit_id``; a no-op if it already points there."""
+def valid_branch_name(name: str) -> None:
+    """InputError unless ``name`` can be a local branch."""
     if not pygit2.reference_is_valid_name(f"refs/heads/{name}"):
         raise InputError(
             f"{name!r} is not a valid branch name", hint="avoid '..', spaces and '~^:'"
         )
+
+
+def create_branch_at(repo_path: Path, name: str, commit_id: str) -> None:
+    """Create branch ``name`` at ``commit_id``; a no-op if it already points there."""
+    valid_branch_name(name)
     repo = open_repository(repo_path)
-    commit = commit_of(repo, commit_id, repo_path)
+    branch_at(repo, repo_path, name, commit_of(repo, commit_id, repo_path))
+
+
+def branch_at(repo: pygit2.Repository, repo_path: Path, name: str, commit: pygit2.Commit) -> None:
+    """Create branch ``name`` at ``commit`` in an open repository (no-op if already there)."""
     existing = repo.branches.local.get(name)
     if existing is not None:
         if existing.target == commit.id:

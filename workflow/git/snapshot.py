@@ -16,59 +16,98 @@ import pygit2
 from pygit2.enums import FileMode
 
 from semspec.errors import GitError
+from workflow.git.checkpoint import branch_at, valid_branch_name
 from workflow.git.repository import commit_of, open_repository
 
 _SIGNATURE = ("semspec", "semspec@localhost")
 _BLOB, _EXECUTABLE, _LINK = int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE), int(FileMode.LINK)
-_Updates = dict[tuple[str, ...], tuple[bytes, int] | None]
+# A path's new content: a blob id and git mode, or None when the path was deleted.
+_Updates = dict[tuple[str, ...], tuple[pygit2.Oid, int] | None]
 
 
 def snapshot_commit(
     repo_path: Path,
     worktree: Path,
     base_commit: str,
-    parent_commit: str,
+    parent: str,
     changed: Iterable[str],
     message: str,
 ) -> str:
     """Commit ``base_commit``'s tree with ``changed`` paths taken from ``worktree`` (missing
-    ones deleted), as a child of ``parent_commit``; no branch moves. Returns the commit id."""
+    ones deleted), as a child of ``parent`` (a commit id or revision); no branch moves.
+    Returns the commit id."""
     repo = open_repository(repo_path)
-    base = commit_of(repo, base_commit, repo_path)
-    parent = commit_of(repo, parent_commit, repo_path)
-    root = str(worktree.resolve())
-    updates: _Updates = {}
-    for rel in sorted(set(changed)):
-        parts = tuple(p for p in Path(rel).parts if p not in ("", "."))
-        if not parts or ".." in parts or parts[0] == ".git":
-            raise GitError(f"path {rel!r} cannot be part of a snapshot", repo=str(repo_path))
-        updates[parts] = _read(os.path.join(root, *parts))
-    tree_id = _rebuild(repo, base.tree, updates)
-    signature = pygit2.Signature(*_SIGNATURE)
-    commit_id = repo.create_commit(None, signature, signature, message, tree_id, [parent.id])
+    return str(_snapshot(repo, repo_path, worktree, base_commit, parent, changed, message))
+
+
+def snapshot_branch(
+    repo_path: Path,
+    worktree: Path,
+    base_commit: str,
+    parent: str,
+    changed: Iterable[str],
+    message: str,
+    branch: str,
+) -> str:
+    """``snapshot_commit`` onto a new branch ``branch``, with the repository opened once.
+
+    Idempotent: when ``branch`` already exists (a retried checkpoint), nothing is written and
+    its tip is returned, since a checkpoint branch is never moved.
+    """
+    valid_branch_name(branch)
+    repo = open_repository(repo_path)
+    existing = repo.branches.local.get(branch)
+    if existing is not None:
+        return str(existing.target)
+    commit_id = _snapshot(repo, repo_path, worktree, base_commit, parent, changed, message)
+    branch_at(repo, repo_path, branch, repo[commit_id].peel(pygit2.Commit))
     return str(commit_id)
 
 
-def _read(path: str) -> tuple[bytes, int] | None:
-    """File content and git mode, or None when the path no longer exists (one ``lstat``)."""
+def _snapshot(
+    repo: pygit2.Repository,
+    repo_path: Path,
+    worktree: Path,
+    base_commit: str,
+    parent: str,
+    changed: Iterable[str],
+    message: str,
+) -> pygit2.Oid:
+    base = commit_of(repo, base_commit, repo_path)
+    parent_commit = commit_of(repo, parent, repo_path)
+    root = os.path.realpath(worktree)
+    updates: _Updates = {}
+    for rel in sorted(set(changed)):
+        parts = tuple(p for p in rel.replace(os.sep, "/").split("/") if p not in ("", "."))
+        if not parts or ".." in parts or parts[0] == ".git":
+            raise GitError(f"path {rel!r} cannot be part of a snapshot", repo=str(repo_path))
+        updates[parts] = _blob_of(repo, root + "/" + "/".join(parts))
+    tree_id = _rebuild(repo, base.tree, updates)
+    signature = pygit2.Signature(*_SIGNATURE)
+    return repo.create_commit(None, signature, signature, message, tree_id, [parent_commit.id])
+
+
+def _blob_of(repo: pygit2.Repository, path: str) -> tuple[pygit2.Oid, int] | None:
+    """The blob id and git mode of the file at ``path`` (None if it no longer exists).
+
+    The file is hashed in libgit2 and only read into Python and written when the object
+    database lacks it: files already snapshotted, the common case in a growing diff, cost a
+    hash and a lookup.
+    """
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        return os.readlink(path).encode(), _LINK
+        return repo.create_blob(os.readlink(path).encode()), _LINK
     if not stat.S_ISREG(info.st_mode):
         return None
-    with open(path, "rb") as handle:
-        data = handle.read()
-    return data, (_EXECUTABLE if info.st_mode & 0o111 else _BLOB)
-
-
-def _blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
-    """The blob's id, writing it only when the object database lacks it (the common case for
-    files already snapshotted is a hash and a lookup, no file written)."""
-    oid = pygit2.hash(data)
-    return oid if oid in repo.odb else repo.create_blob(data)
+    mode = _EXECUTABLE if info.st_mode & 0o111 else _BLOB
+    oid = pygit2.hashfile(path)
+    if oid not in repo.odb:
+        with open(path, "rb") as handle:
+            oid = repo.create_blob(handle.read())
+    return oid, mode
 
 
 def _rebuild(repo: pygit2.Repository, tree: pygit2.Tree | None, updates: _Updates) -> pygit2.Oid:
@@ -82,8 +121,7 @@ def _rebuild(repo: pygit2.Repository, tree: pygit2.Tree | None, updates: _Update
             if builder.get(parts[0]) is not None:
                 builder.remove(parts[0])
         else:
-            data, mode = content
-            builder.insert(parts[0], _blob(repo, data), mode)
+            builder.insert(parts[0], *content)
     for name, sub_updates in nested.items():
         entry = builder.get(name)
         subtree = entry if isinstance(entry, pygit2.Tree) else None

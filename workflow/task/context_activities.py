@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pygit2
 from temporalio import activity
 
 from model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
@@ -25,8 +24,8 @@ from workflow.assignment import explain_assignment
 from workflow.context.budget import compute_budget
 from workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
 from workflow.context.estimator import TokenEstimator
-from workflow.git.checkpoint import create_branch_at, delete_branches
-from workflow.git.snapshot import snapshot_commit
+from workflow.git.checkpoint import delete_branches
+from workflow.git.snapshot import snapshot_branch
 from workflow.knowledge import decisions_for, record_convention, record_decision
 from workflow.performance_graph import GraphPerformanceHistory
 from workflow.task.failures import to_application_error
@@ -208,20 +207,15 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     if inp.changed:
         try:
             ref = checkpoint_branch(spec.task_id, inp.number)
-            existing = _branch_tip(repo, ref)
-            if existing is None:
-                tip = str(pygit2.Repository(inp.workspace.path).head.target)
-                commit_id = snapshot_commit(
-                    repo,
-                    Path(inp.workspace.path),
-                    inp.workspace.base_commit,
-                    tip,
-                    inp.changed,
-                    f"semspec checkpoint {inp.number} of {spec.task_id}",
-                )
-                create_branch_at(repo, ref, commit_id)
-            else:
-                commit_id = existing
+            commit_id = snapshot_branch(
+                repo,
+                Path(inp.workspace.path),
+                inp.workspace.base_commit,
+                inp.workspace.branch,
+                inp.changed,
+                f"semspec checkpoint {inp.number} of {spec.task_id}",
+                ref,
+            )
         except SemspecError as exc:
             raise to_application_error(exc) from None
     config = repo_config(repo)
@@ -232,11 +226,6 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     return CheckpointStep(
         ref=ref, commit_id=commit_id, decisions=[f"{d.title}: {d.text}" for d in decisions]
     )
-
-
-def _branch_tip(repo_path: Path, name: str) -> str | None:
-    branch = pygit2.Repository(str(repo_path)).branches.local.get(name)
-    return str(branch.target) if branch is not None else None
 
 
 @activity.defn(name="task.finalize")
