@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from workflow.git.snapshot import snapshot_commit
+from workflow.git.snapshot import snapshot_branch
 from workflow.git.worktree import ensure_worktree
 
 
@@ -38,8 +38,8 @@ def test_a_snapshot_holds_modified_new_and_deleted_files_and_moves_no_branch(
     changed = ["calc.py", "pkg/deep/new.py", "README.md", "tests/test_calc.py", "run.sh"]
     repo = pygit2.Repository(str(git_repo))
     tip_before = repo.lookup_branch("semspec/task/snap").target
-    commit_id = snapshot_commit(
-        git_repo, wt, info.base_commit, str(tip_before), changed, "checkpoint 1"
+    commit_id = snapshot_branch(
+        git_repo, wt, info.base_commit, str(tip_before), changed, "checkpoint 1", "cp/snap/1"
     )
     commit = repo[commit_id]
     assert isinstance(commit, pygit2.Commit)
@@ -64,6 +64,6 @@ def test_a_snapshot_refuses_paths_into_git_or_out_of_the_tree(
     info = ensure_worktree(git_repo, "snap2", "main", tmp_path / "wt")
     for bad in (".git/config", "../outside.py"):
         with pytest.raises(GitError, match="cannot be part of a snapshot"):
-            snapshot_commit(
-                git_repo, Path(info.path), info.base_commit, info.base_commit, [bad], "x"
+            snapshot_branch(
+                git_repo, Path(info.path), info.base_commit, info.base_commit, [bad], "x", "cp/x"
             )

@@ -1,14 +1,16 @@
 """Snapshot commits: the worktree's state as a commit, built from trees, touching no index.
 
 A checkpoint only needs the files the loop already knows changed (the developer step's diff
-against the base commit): their blobs are written and the base tree is rebuilt along their
-paths alone, so the cost follows the change, not the size of the repository.
+against the base commit): the base tree is rebuilt along their paths alone, so the cost
+follows the change, not the size of the repository. The new blobs, trees and commit are
+written as one pack (``pack_writer``), which appears whole or not at all.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,27 +19,14 @@ from pygit2.enums import FileMode
 
 from semspec.errors import GitError
 from workflow.git.checkpoint import branch_at, valid_branch_name
+from workflow.git.pack_writer import BLOB, COMMIT, TREE, PendingObjects
 from workflow.git.repository import commit_of, open_repository
 
 _SIGNATURE = ("semspec", "semspec@localhost")
 _BLOB, _EXECUTABLE, _LINK = int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE), int(FileMode.LINK)
-# A path's new content: a blob id and git mode, or None when the path was deleted.
-_Updates = dict[tuple[str, ...], tuple[pygit2.Oid, int] | None]
-
-
-def snapshot_commit(
-    repo_path: Path,
-    worktree: Path,
-    base_commit: str,
-    parent: str,
-    changed: Iterable[str],
-    message: str,
-) -> str:
-    """Commit ``base_commit``'s tree with ``changed`` paths taken from ``worktree`` (missing
-    ones deleted), as a child of ``parent`` (a commit id or revision); no branch moves.
-    Returns the commit id."""
-    repo = open_repository(repo_path)
-    return str(_snapshot(repo, repo_path, worktree, base_commit, parent, changed, message))
+_TREE = int(FileMode.TREE)
+# A path (as name bytes) and its new content: git mode and raw blob id, None when deleted.
+_Updates = dict[tuple[bytes, ...], tuple[int, bytes] | None]
 
 
 def snapshot_branch(
@@ -49,7 +38,9 @@ def snapshot_branch(
     message: str,
     branch: str,
 ) -> str:
-    """``snapshot_commit`` onto a new branch ``branch``, with the repository opened once.
+    """Commit ``base_commit``'s tree with ``changed`` paths taken from ``worktree`` (missing
+    ones deleted), as a child of ``parent`` (a commit id or revision), onto the new branch
+    ``branch``; no other branch moves. Returns the commit id.
 
     Idempotent: when ``branch`` already exists (a retried checkpoint), nothing is written and
     its tip is returned, since a checkpoint branch is never moved.
@@ -75,60 +66,99 @@ def _snapshot(
 ) -> pygit2.Oid:
     base = commit_of(repo, base_commit, repo_path)
     parent_commit = commit_of(repo, parent, repo_path)
+    if len(base.id.raw) != 20:
+        raise GitError(
+            "snapshots support SHA-1 repositories only", repo=str(repo_path), hint=_SHA1_HINT
+        )
     root = os.path.realpath(worktree)
+    pending = PendingObjects()
     updates: _Updates = {}
     for rel in sorted(set(changed)):
         parts = tuple(p for p in rel.replace(os.sep, "/").split("/") if p not in ("", "."))
         if not parts or ".." in parts or parts[0] == ".git":
             raise GitError(f"path {rel!r} cannot be part of a snapshot", repo=str(repo_path))
-        updates[parts] = _blob_of(repo, root + "/" + "/".join(parts))
-    tree_id = _rebuild(repo, base.tree, updates)
-    signature = pygit2.Signature(*_SIGNATURE)
-    return repo.create_commit(None, signature, signature, message, tree_id, [parent_commit.id])
+        updates[tuple(p.encode() for p in parts)] = _blob_of(
+            repo, pending, root + "/" + "/".join(parts)
+        )
+    tree = _rebuild(repo, pending, base.tree, updates) or pending.add(TREE, b"")
+    commit = pending.add(COMMIT, _commit_text(tree, parent_commit.id.raw, message))
+    pending.write(_pack_dir(repo))
+    return pygit2.Oid(raw=commit)
 
 
-def _blob_of(repo: pygit2.Repository, path: str) -> tuple[pygit2.Oid, int] | None:
-    """The blob id and git mode of the file at ``path`` (None if it no longer exists).
+_SHA1_HINT = "checkpoints need a repository in git's default object format"
 
-    The file is hashed in libgit2 and only read into Python and written when the object
-    database lacks it: files already snapshotted, the common case in a growing diff, cost a
-    hash and a lookup.
+
+def _commit_text(tree: bytes, parent: bytes, message: str) -> bytes:
+    who = f"{_SIGNATURE[0]} <{_SIGNATURE[1]}> {int(time.time())} +0000"
+    text = f"tree {tree.hex()}\nparent {parent.hex()}\nauthor {who}\ncommitter {who}\n\n"
+    return (text + message.rstrip("\n") + "\n").encode()
+
+
+def _pack_dir(repo: pygit2.Repository) -> Path:
+    """``objects/pack`` of the repository's common directory (shared by its worktrees)."""
+    git_dir = Path(repo.path)
+    common = git_dir / "commondir"
+    if common.is_file():
+        git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir / "objects" / "pack"
+
+
+def _blob_of(
+    repo: pygit2.Repository, pending: PendingObjects, path: str
+) -> tuple[int, bytes] | None:
+    """The git mode and blob id of the file at ``path`` (None if it no longer exists).
+
+    The file is hashed in libgit2 and only read into Python when the object database lacks
+    it: files already snapshotted, the common case in a growing diff, cost a hash and a lookup.
     """
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        return repo.create_blob(os.readlink(path).encode()), _LINK
+        return _LINK, pending.add(BLOB, os.readlink(path).encode())
     if not stat.S_ISREG(info.st_mode):
         return None
     mode = _EXECUTABLE if info.st_mode & 0o111 else _BLOB
     oid = pygit2.hashfile(path)
-    if oid not in repo.odb:
-        with open(path, "rb") as handle:
-            oid = repo.create_blob(handle.read())
-    return oid, mode
+    if oid in repo.odb:
+        return mode, oid.raw
+    with open(path, "rb") as handle:
+        return mode, pending.add(BLOB, handle.read())
 
 
-def _rebuild(repo: pygit2.Repository, tree: pygit2.Tree | None, updates: _Updates) -> pygit2.Oid:
-    """Write ``tree`` with ``updates`` applied, rebuilding only the subtrees they touch."""
-    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
-    nested: dict[str, _Updates] = {}
+def _rebuild(
+    repo: pygit2.Repository, pending: PendingObjects, tree: pygit2.Tree | None, updates: _Updates
+) -> bytes | None:
+    """The id of ``tree`` with ``updates`` applied (None if it ends up empty), queueing the
+    subtrees the updates touch; the others are reused as they are."""
+    entries: dict[bytes, tuple[int, bytes]] = {
+        entry.raw_name or b"": (int(entry.filemode), entry.id.raw) for entry in tree or ()
+    }
+    nested: dict[bytes, _Updates] = {}
     for parts, content in updates.items():
         if len(parts) > 1:
             nested.setdefault(parts[0], {})[parts[1:]] = content
         elif content is None:
-            if builder.get(parts[0]) is not None:
-                builder.remove(parts[0])
+            entries.pop(parts[0], None)
         else:
-            builder.insert(parts[0], *content)
+            entries[parts[0]] = content
     for name, sub_updates in nested.items():
-        entry = builder.get(name)
-        subtree = entry if isinstance(entry, pygit2.Tree) else None
-        new_id = _rebuild(repo, subtree, sub_updates)
-        if len(repo[new_id]) == 0:  # type: ignore[arg-type]
-            if entry is not None:
-                builder.remove(name)
+        mode, oid = entries.get(name, (0, b""))
+        subtree = repo[pygit2.Oid(raw=oid)] if mode == _TREE else None
+        assert subtree is None or isinstance(subtree, pygit2.Tree)
+        new_id = _rebuild(repo, pending, subtree, sub_updates)
+        if new_id is None:
+            entries.pop(name, None)
         else:
-            builder.insert(name, new_id, int(FileMode.TREE))
-    return builder.write()
+            entries[name] = (_TREE, new_id)
+    if not entries:
+        return None
+    # git orders entries by name, a directory's name compared as if it ended with "/".
+    ordered = sorted(
+        entries.items(), key=lambda item: item[0] + b"/" if item[1][0] == _TREE else item[0]
+    )
+    return pending.add(
+        TREE, b"".join(b"%o %s\0%s" % (mode, name, oid) for name, (mode, oid) in ordered)
+    )
