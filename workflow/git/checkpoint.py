@@ -22,11 +22,7 @@ def create_branch_at(repo_path: Path, name: str, commit_id: str) -> None:
     """Create branch ``name`` at ``commit_id``; a no-op if it already points there."""
     valid_branch_name(name)
     repo = open_repository(repo_path)
-    branch_at(repo, repo_path, name, commit_of(repo, commit_id, repo_path))
-
-
-def branch_at(repo: pygit2.Repository, repo_path: Path, name: str, commit: pygit2.Commit) -> None:
-    """Create branch ``name`` at ``commit`` in an open repository (no-op if already there)."""
+    commit = commit_of(repo, commit_id, repo_path)
     existing = repo.branches.local.get(name)
     if existing is not None:
         if existing.target == commit.id:

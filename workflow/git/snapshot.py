@@ -18,7 +18,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from semspec.errors import GitError
-from workflow.git.checkpoint import branch_at, valid_branch_name
+from workflow.git.checkpoint import valid_branch_name
 from workflow.git.pack_writer import BLOB, COMMIT, TREE, PendingObjects
 from workflow.git.repository import commit_of, open_repository
 
@@ -51,7 +51,14 @@ def snapshot_branch(
     if existing is not None:
         return str(existing.target)
     commit_id = _snapshot(repo, repo_path, worktree, base_commit, parent, changed, message)
-    branch_at(repo, repo_path, branch, repo[commit_id].peel(pygit2.Commit))
+    try:
+        repo.references.create(f"refs/heads/{branch}", commit_id)
+    except pygit2.AlreadyExistsError:
+        raise GitError(
+            f"branch {branch!r} was created by someone else during the snapshot",
+            repo=str(repo_path),
+            hint="checkpoint numbers must be unique per task; retry to reuse the branch",
+        ) from None
     return str(commit_id)
 
 
