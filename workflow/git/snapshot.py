@@ -75,7 +75,9 @@ def _snapshot(
     parent_commit = commit_of(repo, parent, repo_path)
     if len(base.id.raw) != 20:
         raise GitError(
-            "snapshots support SHA-1 repositories only", repo=str(repo_path), hint=_SHA1_HINT
+            "snapshots support SHA-1 repositories only",
+            repo=str(repo_path),
+            hint="checkpoints need a repository in git's default object format",
         )
     root = os.path.realpath(worktree)
     pending = PendingObjects()
@@ -91,9 +93,6 @@ def _snapshot(
     commit = pending.add(COMMIT, _commit_text(tree, parent_commit.id.raw, message))
     pending.write(_pack_dir(repo))
     return pygit2.Oid(raw=commit)
-
-
-_SHA1_HINT = "checkpoints need a repository in git's default object format"
 
 
 def _commit_text(tree: bytes, parent: bytes, message: str) -> bytes:
