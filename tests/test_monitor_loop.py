@@ -313,3 +313,33 @@ async def test_exhausted_retries_send_one_escalate_signal_not_one_from_each_side
     state = await stack.monitor.store.load_task(task_id)
     assert state is not None and state.retries == 4  # the monitor did see the retries
     await finish(stack, task_id)
+
+
+async def test_after_an_extended_budget_the_monitor_waits_for_the_granted_retries(
+    stack: Stack, git_repo: Path, tmp_path: Path
+) -> None:
+    # Two broken attempts exhaust max_retries=1; the human grants 6 more. The next five broken
+    # attempts reach 5 retries, over the monitor's threshold of 3 but within the grant, and
+    # must not bring a second escalation; the sixth attempt is approved.
+    broken = [
+        {"developer": {"write": {"calc.py": BROKEN_CALC + f"# attempt {i}\n"}}} for i in range(7)
+    ]
+    approved = {"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}
+    script = write_script(tmp_path / "s.yaml", [*broken, approved])
+    task_id = tid("extended")
+    inp = task_input(git_repo, script, task_id, gates=[check_gate()], max_retries=1)
+    status = await run_until_escalated(stack, inp)
+    assert status.pending_escalation is not None
+    assert status.pending_escalation.reason == "budget_exhausted"
+    handle = stack.client.get_workflow_handle(f"task-{task_id}", result_type=TaskResult)
+    await handle.execute_update(
+        "resolve_escalation", Resolution("extend_budget", resolved_by="bob", extra_retries=6)
+    )
+    result = await asyncio.wait_for(handle.result(), WAIT_S)
+    assert result.outcome == "approved" and result.iterations == 8
+    await eventually(lambda: monitor_caught_up(stack), "the monitor catches up")
+    signals = await messages(stack.nc, "user.signal.escalate", task_id)
+    assert [s["reason"] for s in signals] == ["budget_exhausted"]
+    state = await stack.monitor.store.load_task(task_id)
+    assert state is not None and state.retry_allowance == 6
+    assert state.retries == 5  # the monitor saw retries over its own threshold of 3

@@ -145,6 +145,22 @@ def test_a_human_resolution_starts_a_new_episode_with_new_signal_ids() -> None:
     assert world.states["t1"].episode == 1
 
 
+def test_an_extended_budget_raises_the_retry_threshold_by_what_was_granted() -> None:
+    world = World()
+    assert world.feed(event("iteration", retries=4)).emissions
+    world.feed(event("escalation", resolved=True, action="extend_budget", extra_retries=3))
+    # The loop restarts its count at the answer; the human accepted three more retries.
+    assert world.feed(event("iteration", retries=6)).emissions == []
+    step = world.feed(event("iteration", retries=7))
+    assert world.levels(step) == [("t1", "retry_limit", "escalate")]
+    assert step.emissions[0].signal.evidence["threshold"] == 6
+    # A plain retry answer grants nothing more, and the allowance is kept for the task.
+    world.feed(event("escalation", resolved=True, action="retry", extra_retries=9))
+    assert world.feed(event("iteration", retries=6)).emissions == []
+    assert world.feed(event("iteration", retries=7)).emissions
+    assert world.states["t1"].retry_allowance == 3
+
+
 def test_a_resolution_on_an_iteration_event_also_closes_the_episode() -> None:
     world = World()
     world.feed(event("context", utilization=0.9))

@@ -78,6 +78,7 @@ def apply_event(
         own.episode += 1
         own.levels = {}
         own.fingerprints = {}
+        own.retry_allowance += _granted_retries(event)
     if event.kind == "finished":
         own.active = False
         step.index = index.remove(own.task_id)
@@ -104,11 +105,13 @@ def _own_triggers(
     if retries is not None and event.kind in ("iteration", "escalation"):
         state.retries = int(retries)
         rule = risk.retry_count
-        if rule.enabled and retries > rule.threshold:
+        # A human who extended the budget has accepted that many more retries.
+        threshold = rule.threshold + state.retry_allowance
+        if rule.enabled and retries > threshold:
             yield (
                 RiskReason.RETRY_LIMIT,
                 rule,
-                {**base, "retries": int(retries), "threshold": rule.threshold},
+                {**base, "retries": int(retries), "threshold": threshold},
             )
 
     fingerprint = data.get("fingerprint")
@@ -255,6 +258,14 @@ def _is_resolution(event: MonitorEvent) -> bool:
     if event.kind == "escalation":
         return data.get("resolved") is True
     return event.kind == "iteration" and bool(data.get("resolution"))
+
+
+def _granted_retries(event: MonitorEvent) -> int:
+    """Extra retries an ``extend_budget`` resolution granted (0 for any other event)."""
+    if event.data.get("action") != "extend_budget":
+        return 0
+    granted = _number(event.data.get("extra_retries"))
+    return max(int(granted), 0) if granted is not None else 0
 
 
 def _is_loop_escalation(event: MonitorEvent) -> bool:

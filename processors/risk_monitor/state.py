@@ -41,6 +41,8 @@ class TaskState:
     seen: list[str] = field(default_factory=list)
     """Digests of the most recent event ids, oldest first."""
     retries: int = 0
+    retry_allowance: int = 0
+    """Extra retries humans granted with ``extend_budget``, added to the retry rule's threshold."""
     fingerprints: dict[str, int] = field(default_factory=dict)
     """Times each evidence fingerprint was seen in this episode."""
     touched: list[str] = field(default_factory=list)

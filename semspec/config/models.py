@@ -92,7 +92,7 @@ def _rule(threshold: float, level: RiskLevel) -> RiskRule:
 
 class RiskConfig(_Section):
     retry_count: RiskRule = Field(default_factory=lambda: _rule(3, "escalate"))
-    """Retries above ``threshold`` escalate."""
+    """Retries above ``threshold``, plus any a human granted with ``extend_budget``, escalate."""
     context_utilization: RiskRule = Field(default_factory=lambda: _rule(0.70, "pause"))
     """Context utilization above ``threshold`` (fraction) pauses and checkpoints."""
     scope_creep: RiskRule = Field(default_factory=lambda: _rule(0, "warn"))

@@ -291,7 +291,7 @@ class TaskWorkflow:
                 if res.action == "retry":
                     guidance = res.guidance
                 if res.action == "extend_budget":
-                    extra = res.extra_retries or self._inp.limits.max_retries
+                    extra = self._granted_retries(res)
                     self._max_retries += extra
                     self._max_iterations += extra + 1
                     self._state.max_retries = self._max_retries
@@ -634,11 +634,19 @@ class TaskWorkflow:
             {
                 "resolved": True,
                 "action": resolution.action,
+                # The risk monitor raises its own retry threshold by what the human granted.
+                "extra_retries": self._granted_retries(resolution),
                 "escalation_id": escalation.escalation_id,
                 "event_key": f"{escalation.escalation_id}-resolved",
             },
         )
         raise _Resolved(resolution, str(reason))
+
+    def _granted_retries(self, resolution: Resolution) -> int:
+        """Retries an ``extend_budget`` answer adds (the configured bound when it names none)."""
+        if resolution.action != "extend_budget":
+            return 0
+        return resolution.extra_retries or self._inp.limits.max_retries
 
     @workflow.update(name=UPDATE_RESOLVE)
     async def resolve_escalation(self, resolution: Resolution) -> ResolutionAck:
