@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
+import pygit2
 import pytest
 from temporalio.client import (
     Client,
@@ -19,6 +21,7 @@ from temporalio.worker import Replayer
 
 from semspec.plan_client import escalated_tasks, plan_status, submit_plan
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script
+from workflow.gates.types import GateSpec
 from workflow.plan.shared import PlanInput, PlanResult, PlanStatus, PlanTask, plan_workflow_id
 from workflow.plan.workflows import PlanWorkflow
 from workflow.task.shared import Resolution
@@ -149,3 +152,39 @@ async def test_a_finished_plan_replays_deterministically(
     await handle.result()
     history = await handle.fetch_history()
     await Replayer(workflows=[PlanWorkflow, TaskWorkflow]).replay_workflow(history)
+
+
+async def test_a_dependent_task_starts_from_the_work_of_the_tasks_it_depends_on(
+    temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
+) -> None:
+    # a and b each add a module; c's gate passes only if both are in its worktree.
+    def adding(name: str) -> Path:
+        return write_script(
+            tmp_path / f"{name}.yaml",
+            [
+                {
+                    "developer": {"write": {f"{name}_part.py": f"{name.upper()} = 1\n"}},
+                    "reviewer": APPROVE,
+                }
+            ],
+        )
+
+    plan = plan_of(
+        git_repo, {"a": adding("a"), "b": adding("b"), "c": adding("c")}, {"c": ["a", "b"]}
+    )
+    code = "import a_part, b_part, c_part"
+    needs_both = GateSpec("needs-deps", f'{sys.executable} -c "{code}"', True, 60.0, ".")
+    dependent = plan.tasks[2]
+    plan.tasks[2] = replace(dependent, input=replace(dependent.input, gates=[needs_both]))
+    handle = await submit_plan(temporal_client, task_queue, plan)
+    # Bounded: without its dependencies' work c's gate fails and the task waits for a human.
+    result: PlanResult = await asyncio.wait_for(handle.result(), 60)
+    assert result.outcome == "approved"
+    rows = {row.task_id: row for row in result.status.tasks}
+    a, b, c = (t.input.spec.task_id for t in plan.tasks)
+    assert rows[c].iterations == 1  # its gate passed at once
+    repo = pygit2.Repository(str(git_repo))
+    tip = repo.lookup_branch(f"semspec/task/{c}").peel(pygit2.Commit)
+    assert {"a_part.py", "b_part.py", "c_part.py"} <= {entry.name for entry in tip.tree}
+    start = tip.parents[0]
+    assert {str(p) for p in start.parent_ids} == {rows[a].commit_id, rows[b].commit_id}

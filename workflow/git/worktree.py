@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pygit2
 from semspec.errors import GitError
 from workflow.git.names import task_branch, validate_task_id
 from workflow.git.repository import open_repository
+from workflow.git.start_point import start_commit
 
 
 @dataclass
@@ -34,15 +36,21 @@ def worktree_name(task_id: str) -> str:
 
 
 def ensure_worktree(
-    repo_path: Path, task_id: str, base_branch: str, worktrees_root: Path
+    repo_path: Path,
+    task_id: str,
+    base_branch: str,
+    worktrees_root: Path,
+    after: Sequence[str] = (),
 ) -> WorktreeInfo:
     """Create (or find) the task's branch and a worktree at ``worktrees_root/<task_id>`` on it.
 
-    Calling it again returns the same info; an existing task branch is reused as it is.
+    The branch starts at ``base_branch``'s tip, or at the commits in ``after`` (the approved
+    work of the tasks this one depends on; see ``start_point``). Calling it again returns the
+    same info; an existing task branch is reused as it is.
     """
     branch_name = task_branch(task_id)
     repo = open_repository(repo_path)
-    base = _branch_tip(repo, base_branch, repo_path)
+    base = start_commit(repo, repo_path, base_branch, after)
     branch = repo.branches.local.get(branch_name)
     if branch is None:
         branch = repo.branches.local.create(branch_name, base)
@@ -82,20 +90,6 @@ def remove_worktree(repo_path: Path, task_id: str, worktrees_root: Path) -> None
         shutil.rmtree(target)
     if existing is not None:
         existing.prune(True)
-
-
-def _branch_tip(repo: pygit2.Repository, base_branch: str, repo_path: Path) -> pygit2.Commit:
-    branch = repo.branches.get(base_branch)
-    if branch is None:
-        known = ", ".join(sorted(repo.branches.local)) or "(none)"
-        raise GitError(
-            f"base branch {base_branch!r} does not exist",
-            repo=str(repo_path),
-            hint=f"set project.base_branch to one of: {known}",
-        )
-    commit = branch.peel(pygit2.Commit)
-    assert isinstance(commit, pygit2.Commit)
-    return commit
 
 
 def _fork_point(repo: pygit2.Repository, branch: pygit2.Branch, base: pygit2.Commit) -> str:

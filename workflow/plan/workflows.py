@@ -1,7 +1,8 @@
 """``PlanWorkflow``: runs a plan's tasks as child ``TaskWorkflow``s in dependency order.
 
-A task starts once every task it depends on was approved; tasks whose dependencies are all
-approved run in parallel. A task whose dependency ended any other way is skipped, since its
+A task starts once every task it depends on was approved, on a branch that starts from their
+approved commits (merged when there are several); tasks whose dependencies are all approved
+run in parallel. A task whose dependency ended any other way is skipped, since its
 premise is gone. Children keep the ids ``task-<task_id>``, so the task CLI, the risk monitor
 and its signal bridge address them exactly like tasks submitted on their own.
 
@@ -11,6 +12,7 @@ Deterministic: no I/O here; every side effect happens inside the child workflows
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -104,10 +106,13 @@ class PlanWorkflow:
 
     async def _run_task(self, task: PlanTask) -> None:
         row = self._rows[task.input.spec.task_id]
+        # The task builds on its dependencies' approved work, not on the bare base branch.
+        after = [c for c in (self._rows[d].commit_id for d in task.depends_on) if c]
+        spec = replace(task.input.spec, after_commits=after)
         try:
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run,
-                task.input,
+                replace(task.input, spec=spec),
                 id=workflow_id_for(row.task_id),
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )

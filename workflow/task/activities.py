@@ -113,7 +113,11 @@ class TaskActivities:
         """Create (or find) the task's worktree on ``semspec/task/<id>``."""
         try:
             info = ensure_worktree(
-                Path(inp.repo_path), inp.task_id, inp.base_branch, Path(inp.run_dir) / "worktrees"
+                Path(inp.repo_path),
+                inp.task_id,
+                inp.base_branch,
+                Path(inp.run_dir) / "worktrees",
+                inp.after_commits,
             )
         except SemspecError as exc:
             raise to_application_error(exc) from None

@@ -80,6 +80,8 @@ class TaskSpec:
     """Task whose worktree and branch this task works on (subtasks share their parent's)."""
     keep_checkpoints: bool = False
     """Keep ``semspec/checkpoint/<task>/<n>`` branches after the task ends."""
+    after_commits: list[str] = field(default_factory=list)
+    """Approved commits of the plan tasks this one depends on; its branch starts from them."""
 
     @property
     def workspace_key(self) -> str:
@@ -194,6 +196,7 @@ class WorkspaceInput:
     repo_path: str
     base_branch: str
     run_dir: str
+    after_commits: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,13 @@ class TaskWorkflow:
             status.phase = "workspace"
             ws = await workflow.execute_activity_method(
                 TaskActivities.prepare_workspace,
-                WorkspaceInput(spec.workspace_key, spec.repo_path, spec.base_branch, inp.run_dir),
+                WorkspaceInput(
+                    spec.workspace_key,
+                    spec.repo_path,
+                    spec.base_branch,
+                    inp.run_dir,
+                    spec.after_commits,
+                ),
                 start_to_close_timeout=SHORT_TIMEOUT,
                 retry_policy=self._retry(),
             )
