@@ -1,4 +1,4 @@
-"""Crash tests: kill the worker or NATS in the middle of a task started through the real CLI.
+"""Crash tests: kill the worker, NATS or Temporal in the middle of a task started through the CLI.
 
 The stack is started by ``semspec up`` and its PIDs are read from ``.semspec/run/services.json``;
 a killed worker is replaced by running ``semspec up`` again (it starts only what is down).
@@ -110,3 +110,18 @@ def test_a_task_goes_on_while_nats_is_down_and_counts_the_dropped_events(stack: 
     assert _commits_on_branch(stack, task_id) == 1
     shown = stack.cli("task", "status", task_id)
     assert "monitor events dropped (NATS unavailable)" in shown.stdout
+
+
+def test_a_temporal_server_killed_mid_task_is_restarted_and_the_task_commits_once(
+    stack: Stack,
+) -> None:
+    task_id = _submit(stack, [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}])
+    stack.wait_status(task_id, lambda s: s["phase"] == "gates")
+    stack.kill("temporal")
+    # The worker and the gate keep running while the server is gone; its history is on disk.
+    stack.restart_temporal()
+    final = stack.wait_status(task_id, _ended_or_escalated, timeout_s=120)
+    assert final["outcome"] == "approved", final["pending_escalation"]
+    assert _commits_on_branch(stack, task_id) == 1
+    assert [e["kind"] for e in final["log"]].count("escalation") == 0
+    assert count_signals(stack.nats_url(), task_id, "escalate") == 0

@@ -26,6 +26,7 @@ import nats
 import yaml
 
 from semspec.services import process
+from semspec.services.specs import TemporalSpec
 from semspec.services.state import ServiceRecord, load_records, save_records
 from tests.support.repos import make_repo
 
@@ -185,14 +186,22 @@ class Stack:
 
     def restart_nats(self) -> None:
         """Start NATS again with its recorded command line (same port, same store)."""
+        self._restart("nats", lambda record: _nats_answers(record.address))
+
+    def restart_temporal(self) -> None:
+        """Start the Temporal dev server again with its recorded command line (same port and
+        database file), as a person would after it died."""
+        self._restart("temporal", lambda record: TemporalSpec().healthy(record))
+
+    def _restart(self, service: str, answers: Callable[[ServiceRecord], bool]) -> None:
         records = self.records()
-        record = records["nats"]
+        record = records[service]
         pid = process.start_detached(record.argv, Path(record.log), self.repo, cli_env())
-        records["nats"] = replace(record, pid=pid)
+        records[service] = replace(record, pid=pid)
         save_records(self.run_dir, records)
-        deadline = time.monotonic() + 20
-        while not _nats_answers(record.address):
-            assert time.monotonic() < deadline, "NATS did not come back"
+        deadline = time.monotonic() + 30
+        while not answers(record):
+            assert time.monotonic() < deadline, f"{service} did not come back"
             time.sleep(0.1)
 
 
