@@ -103,6 +103,20 @@ def test_two_active_tasks_touching_one_file_halt_both() -> None:
     assert by_task["a"]["other_tasks"] == ["b"] and by_task["a"]["files"] == ["x.py"]
 
 
+def test_one_path_in_two_repositories_is_no_conflict_but_in_two_clones_it_is() -> None:
+    world = World()
+    world.feed(event("files", task="a", files=["calc.py"], repo="1111aaaa2222"))
+    unrelated = world.feed(event("files", task="b", files=["calc.py"], repo="3333bbbb4444"))
+    assert world.levels(unrelated) == []
+    # Another clone of the first project has the same root commit, so it is the same project.
+    clone = world.feed(event("files", task="c", files=["calc.py"], repo="1111aaaa2222"))
+    assert sorted(world.levels(clone)) == [
+        ("a", "conflicting_changes", "halt"),
+        ("c", "conflicting_changes", "halt"),
+    ]
+    assert {e.signal.evidence["files"][0] for e in clone.emissions} == {"calc.py"}
+
+
 def test_a_finished_task_no_longer_conflicts() -> None:
     world = World()
     world.feed(event("files", task="a", files=["x.py"]))

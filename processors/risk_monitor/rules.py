@@ -52,8 +52,8 @@ class Step:
 def related_tasks(event: MonitorEvent, index: FileIndex) -> set[str]:
     """Task ids whose state ``event`` may change: its own, plus those sharing a touched file."""
     tasks = {event.task_id}
-    for path in _paths(event.data.get("files")):
-        tasks.update(index.holders(path))
+    for key, _ in _indexed_files(event):
+        tasks.update(index.holders(key))
     return tasks
 
 
@@ -197,14 +197,14 @@ def _check_conflicts(
     states: Mapping[str, TaskState],
     risk: RiskConfig,
 ) -> None:
-    files = _paths(event.data.get("files"))
-    step.index = step.index.add(own.task_id, files)
+    files = _indexed_files(event)
+    step.index = step.index.add(own.task_id, [key for key, _ in files])
     rule = risk.conflicting_changes
     if not rule.enabled:
         return
     shared: dict[str, set[str]] = {}  # task id → files it shares with this event
-    for path in files:
-        holders = step.index.holders(path)
+    for key, path in files:
+        holders = step.index.holders(key)
         if len(holders) >= max(rule.threshold, 2):
             for task in holders:
                 shared.setdefault(task, set()).add(path)
@@ -220,6 +220,17 @@ def _check_conflicts(
             "other_tasks": [t for t in involved if t != task_id],
         }
         _fire(step, state, RiskReason.CONFLICTING_CHANGES, rule, evidence, event.at)
+
+
+def _indexed_files(event: MonitorEvent) -> list[tuple[str, str]]:
+    """(index key, path) for each file the event names.
+
+    Keys carry the repository's identity (its root commit) when the event gives one, so tasks
+    in unrelated repositories sharing one stack never look like rivals over a path.
+    """
+    repo = event.data.get("repo")
+    prefix = f"{repo}:" if isinstance(repo, str) and repo else ""
+    return [(prefix + path, path) for path in _paths(event.data.get("files"))]
 
 
 def _fire(

@@ -98,7 +98,8 @@ class RiskConfig(_Section):
     scope_creep: RiskRule = Field(default_factory=lambda: _rule(0, "warn"))
     """Files touched outside the task's files flag the task for review."""
     conflicting_changes: RiskRule = Field(default_factory=lambda: _rule(2, "halt"))
-    """The same file touched by ``threshold`` active tasks halts them."""
+    """The same file of one project (repositories with the same root commit) touched by
+    ``threshold`` active tasks halts them."""
     repeated_fingerprint: RiskRule = Field(default_factory=lambda: _rule(2, "escalate"))
     """The same evidence fingerprint seen ``threshold`` times escalates."""
     context_exhaustion: RiskRule = Field(default_factory=lambda: _rule(1, "warn"))

@@ -29,6 +29,7 @@ from workflow.context.assembler_model import AssemblyRequest
 from workflow.gates.runner import run_gates
 from workflow.git.commit import commit_task
 from workflow.git.diff import worktree_diff
+from workflow.git.identity import repository_identity
 from workflow.git.worktree import ensure_worktree
 from workflow.task.context_activities import developer_context, graph_of, repo_config
 from workflow.task.failures import to_application_error
@@ -151,9 +152,12 @@ class TaskActivities:
             raise to_application_error(exc) from None
         scope = set(spec.task_files)
         out_of_scope = sorted(f for f in diff.files if scope and f not in scope)
-        dropped += await self._emit(
-            inp.events, "files", {"files": diff.files, "task_files": sorted(scope)}
-        )
+        files_event = {
+            "files": diff.files,
+            "task_files": sorted(scope),
+            "repo": repository_identity(str(repo), ws.base_commit),
+        }
+        dropped += await self._emit(inp.events, "files", files_event)
         return DeveloperStep(
             outcome=result.outcome,
             summary=result.summary,
