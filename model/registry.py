@@ -16,9 +16,10 @@ from pydantic import ValidationError
 
 from model.profiles import ModelSpec, Role
 from model.registry_file import RegistryFile, read_registry_file
+from model.shipped_configs import configs_dir
 from semspec.errors import ConfigError, NotFoundError
 
-DEFAULT_MODELS_PATH = Path(__file__).resolve().parents[1] / "configs" / "models.yaml"
+DEFAULT_MODELS_PATH = configs_dir() / "models.yaml"
 OVERRIDE_RELATIVE = Path(".semspec") / "models.yaml"
 
 

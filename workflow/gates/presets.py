@@ -13,12 +13,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from model.shipped_configs import configs_dir
 from semspec.config.models import GateCommand, GateOverride, GatesConfig
 from semspec.errors import ConfigError
 from workflow.gates.types import GateSpec
 
-# configs/ is a data folder at the repository root, beside the workflow package.
-DEFAULT_PRESETS_DIR = Path(__file__).resolve().parents[2] / "configs" / "gates"
+DEFAULT_PRESETS_DIR = configs_dir() / "gates"
 
 
 def preset_path(preset: str, presets_dir: Path | None = None) -> Path:
