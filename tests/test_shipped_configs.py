@@ -31,12 +31,14 @@ def test_the_first_data_directory_holding_configs_wins(tmp_path: Path) -> None:
 
 
 def test_a_built_wheel_carries_the_configs_as_data_files(tmp_path: Path) -> None:
+    # Only what the build reads: the checkout may hold a virtualenv and caches.
     source = tmp_path / "src"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(".git", ".semspec", "*.egg-info", "build", "__pycache__"),
-    )
+    keep = ("semspec", "workflow", "agents", "model", "processors", "vocabulary", "configs")
+    for name in keep:
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, source / name)
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path / "dist"), str(source)],
