@@ -193,11 +193,10 @@ def checkpoints_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Checkpoint branches of a task (kept after the end only with --keep-checkpoints)."""
-    from workflow.git.checkpoint import list_branches
-    from workflow.task.context_activities import CHECKPOINT_PREFIX
+    from workflow.context.checkpoint import task_checkpoints
 
     cli = cli_context(ctx)
-    branches = list_branches(cli.repo, f"{CHECKPOINT_PREFIX}/{task_id}/")
+    branches = task_checkpoints(cli.repo, task_id)
     if as_json:
         print_json(cli.console, branches)
     elif not branches:

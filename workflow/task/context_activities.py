@@ -22,10 +22,9 @@ from vocabulary import source as sd
 from vocabulary.store import GraphStore, open_store
 from workflow.assignment import explain_assignment
 from workflow.context.budget import compute_budget
+from workflow.context.checkpoint import delete_checkpoints, save_checkpoint
 from workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
 from workflow.context.estimator import TokenEstimator
-from workflow.git.checkpoint import delete_branches
-from workflow.git.snapshot import snapshot_branch
 from workflow.knowledge import decisions_for, record_convention, record_decision
 from workflow.performance_graph import GraphPerformanceHistory
 from workflow.task.failures import to_application_error
@@ -39,14 +38,8 @@ from workflow.task.shared import (
     TaskSpec,
 )
 
-CHECKPOINT_PREFIX = "semspec/checkpoint"
 OUTPUT_TOKENS_DEFAULT = 4_000
 FALLBACK_MODEL = "scripted"
-
-
-def checkpoint_branch(task_id: str, number: int) -> str:
-    """Name of the ``number``-th checkpoint branch of ``task_id``."""
-    return f"{CHECKPOINT_PREFIX}/{task_id}/{number}"
 
 
 def repo_config(repo: Path) -> SemspecConfig:
@@ -206,15 +199,14 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     ref, commit_id = "", inp.workspace.base_commit
     if inp.changed:
         try:
-            ref = checkpoint_branch(spec.task_id, inp.number)
-            commit_id = snapshot_branch(
+            ref, commit_id = save_checkpoint(
                 repo,
                 Path(inp.workspace.path),
                 inp.workspace.base_commit,
                 inp.workspace.branch,
                 inp.changed,
-                f"semspec checkpoint {inp.number} of {spec.task_id}",
-                ref,
+                spec.task_id,
+                inp.number,
             )
         except SemspecError as exc:
             raise to_application_error(exc) from None
@@ -277,7 +269,7 @@ async def finalize(inp: FinalizeInput) -> FinalizeStep:
     deleted: list[str] = []
     if not spec.keep_checkpoints:
         try:
-            deleted = delete_branches(repo, f"{CHECKPOINT_PREFIX}/{spec.task_id}/")
+            deleted = delete_checkpoints(repo, spec.task_id)
         except SemspecError:
             deleted = []
     return FinalizeStep(decision=decision, conventions=conventions, checkpoints_deleted=deleted)
