@@ -33,3 +33,16 @@ def test_a_later_commit_keeps_the_identity_of_its_root(git_repo: Path) -> None:
     builder.insert("new.txt", repo.create_blob(b"new\n"), pygit2.enums.FileMode.BLOB)
     later = repo.create_commit(None, sig, sig, "later", builder.write(), [root])
     assert repository_identity(str(git_repo), str(later)) == str(root)[:12]
+
+
+def test_merging_an_unrelated_history_in_keeps_the_mainline_identity(git_repo: Path) -> None:
+    repo = pygit2.Repository(str(git_repo))
+    root = repo.head.target
+    sig = pygit2.Signature("t", "t@example.invalid", 1_700_000_200, 0)
+    builder = repo.TreeBuilder()
+    builder.insert("vendored.txt", repo.create_blob(b"v\n"), pygit2.enums.FileMode.BLOB)
+    # An unrelated root that sorts before the mainline's, merged in as a second parent.
+    foreign = repo.create_commit(None, sig, sig, "foreign", builder.write(), [])
+    tree = repo[root].peel(pygit2.Tree).id
+    merge = repo.create_commit(None, sig, sig, "merge", tree, [root, foreign])
+    assert repository_identity(str(git_repo), str(merge)) == str(root)[:12]

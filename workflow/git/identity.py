@@ -20,12 +20,17 @@ IDENTITY_LENGTH = 12
 
 @functools.lru_cache(maxsize=256)
 def repository_identity(repo_path: str, commit_id: str) -> str:
-    """The first ``IDENTITY_LENGTH`` hex digits of the root commit reached from ``commit_id``.
+    """The first ``IDENTITY_LENGTH`` hex digits of the root commit reached from ``commit_id``
+    by first parents.
 
-    With several roots (histories merged together) the smallest id is taken, so every clone
-    agrees. Cached per commit: the walk reads the whole history once per process.
+    Following first parents keeps to the mainline, so merging an unrelated history in later
+    does not change the identity, and it reads far fewer commits than a full walk. Cached per
+    commit, since the walk is linear in the length of the history.
     """
     repo = open_repository(Path(repo_path))
     walker = repo.walk(pygit2.Oid(hex=commit_id), pygit2.enums.SortMode.NONE)
-    roots = [str(commit.id) for commit in walker if not commit.parent_ids]
-    return min(roots)[:IDENTITY_LENGTH]
+    walker.simplify_first_parent()
+    root = commit_id
+    for commit in walker:
+        root = str(commit.id)
+    return root[:IDENTITY_LENGTH]
