@@ -41,7 +41,7 @@ def test_merging_an_unrelated_history_in_keeps_the_mainline_identity(git_repo: P
     sig = pygit2.Signature("t", "t@example.invalid", 1_700_000_200, 0)
     builder = repo.TreeBuilder()
     builder.insert("vendored.txt", repo.create_blob(b"v\n"), pygit2.enums.FileMode.BLOB)
-    # An unrelated root that sorts before the mainline's, merged in as a second parent.
+    # An unrelated root commit, merged into the mainline as a second parent.
     foreign = repo.create_commit(None, sig, sig, "foreign", builder.write(), [])
     tree = repo[root].peel(pygit2.Tree).id
     merge = repo.create_commit(None, sig, sig, "merge", tree, [root, foreign])
