@@ -1,13 +1,15 @@
 """Where the ``configs/`` data folder shipped with semspec is.
 
 In a source checkout or an editable install it sits beside the packages. A built wheel carries it
-as data files, installed under ``<prefix>/share/semspec/configs`` (the environment's data
-directory, or the user base for ``pip install --user``).
+as data files, installed under ``<prefix>/share/semspec/configs``: the environment's data
+directory, the user base for ``pip install --user``, the prefix the package was installed
+under (``--prefix``, or system site-packages seen from a virtualenv), or the base Python's.
 """
 
 from __future__ import annotations
 
 import site
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -23,6 +25,17 @@ def configs_dir(data_dirs: list[Path] | None = None, source_root: Path = _SOURCE
     if (source_root / "pyproject.toml").is_file() and (source_root / "configs").is_dir():
         return source_root / "configs"
     if data_dirs is None:
-        data_dirs = [Path(sysconfig.get_path("data")), Path(site.getuserbase())]
+        data_dirs = _data_dirs(source_root)
     candidates = [base / INSTALLED_RELATIVE for base in data_dirs]
     return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+def _data_dirs(source_root: Path) -> list[Path]:
+    """Where an installer may have put data files, most likely first."""
+    dirs = [Path(sysconfig.get_path("data")), Path(site.getuserbase())]
+    # The prefix the package itself was installed under (``pip install --prefix``, or system
+    # site-packages seen from a virtualenv): <prefix>/lib/pythonX.Y/site-packages.
+    if source_root.name in ("site-packages", "dist-packages") and len(source_root.parents) > 2:
+        dirs.append(source_root.parents[2])
+    dirs.append(Path(sys.base_prefix))
+    return list(dict.fromkeys(dirs))

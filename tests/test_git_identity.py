@@ -46,3 +46,14 @@ def test_merging_an_unrelated_history_in_keeps_the_mainline_identity(git_repo: P
     tree = repo[root].peel(pygit2.Tree).id
     merge = repo.create_commit(None, sig, sig, "merge", tree, [root, foreign])
     assert repository_identity(str(git_repo), str(merge)) == str(root)[:12]
+
+
+def test_a_shallow_clone_or_an_unreadable_repository_has_no_identity(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    shallow = tmp_path / "shallow"
+    url = f"file://{git_repo}"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url, str(shallow)], check=True)
+    head = str(pygit2.Repository(str(shallow)).head.target)
+    assert repository_identity(str(shallow), head) == ""
+    assert repository_identity(str(tmp_path / "missing"), head) == ""

@@ -8,7 +8,7 @@ import pygit2
 import pytest
 
 from semspec.errors import GitError
-from tests.support.repos import SIGNATURE
+from tests.support.repos import SIGNATURE, make_repo
 from workflow.git.start_point import start_commit
 from workflow.git.worktree import ensure_worktree
 
@@ -64,3 +64,19 @@ def test_without_dependencies_the_base_branch_tip_is_the_start(git_repo: Path) -
     assert start_commit(repo, git_repo, "main", []).id == repo.head.target
     with pytest.raises(GitError, match="base branch 'develop' does not exist"):
         start_commit(repo, git_repo, "develop", [])
+
+
+def test_the_merge_base_is_the_nearest_one_whatever_the_order(tmp_path: Path) -> None:
+    # X adds f on O; A edits f on X; B adds g on X; C adds h on O. Merging C before B must not
+    # take O (the ancestor of all three) as B's base, or A's edit to f looks like a conflict.
+    repo = make_repo(tmp_path / "r", {"base.txt": "o\n"})
+    o = str(repo.head.target)
+    x = commit_on_main(repo, {"f": "1\n2\n3\n"}, o)
+    a = commit_on_main(repo, {"f": "1\nTWO\n3\n"}, x)
+    b = commit_on_main(repo, {"g": "g\n"}, x)
+    c = commit_on_main(repo, {"h": "h\n"}, o)
+    for order in ([a, b, c], [a, c, b], [c, b, a]):
+        merged = start_commit(repo, tmp_path / "r", "main", order)
+        assert {e.name for e in merged.tree} == {"base.txt", "f", "g", "h"}
+        blob = repo[merged.tree["f"].id]
+        assert isinstance(blob, pygit2.Blob) and blob.data == b"1\nTWO\n3\n"

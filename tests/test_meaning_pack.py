@@ -170,6 +170,12 @@ def test_parameter_lists_split_only_where_the_text_is_rebuilt_exactly() -> None:
     assert split_parameters("() -> None") == ([], " -> None")
     assert split_parameters("(a,b)") is None  # would not come back as written
     assert split_parameters("(unbalanced") is None
+    # Escaped quotes stay inside their string; a list must close with ")".
+    assert split_parameters("(a='\\'', b='}', c=1) -> int") == (
+        ["a='\\''", "b='}'", "c=1"],
+        " -> int",
+    )
+    assert split_parameters("(a=1] -> x") is None
 
 
 def test_a_file_summary_lists_symbols_with_signatures_and_lines(store: GraphStore) -> None:

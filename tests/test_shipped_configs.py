@@ -30,6 +30,14 @@ def test_the_first_data_directory_holding_configs_wins(tmp_path: Path) -> None:
     assert configs_dir([empty], site_packages) == empty / INSTALLED_RELATIVE
 
 
+def test_a_package_installed_under_a_prefix_finds_the_configs_beside_it(tmp_path: Path) -> None:
+    prefix = tmp_path / "prefix"
+    site_packages = prefix / "lib" / "python3.11" / "site-packages"
+    site_packages.mkdir(parents=True)
+    (prefix / INSTALLED_RELATIVE).mkdir(parents=True)
+    assert configs_dir(source_root=site_packages) == prefix / INSTALLED_RELATIVE
+
+
 def test_a_built_wheel_carries_the_configs_as_data_files(tmp_path: Path) -> None:
     # Only what the build reads: the checkout may hold a virtualenv and caches.
     source = tmp_path / "src"

@@ -74,10 +74,15 @@ def split_parameters(short: str) -> tuple[list[str], str] | None:
     """
     if not short.startswith("("):
         return None
-    depth, quote, start, params = 0, "", 1, []
+    depth, quote, escaped, start, params = 0, "", False, 1, []
     for index, char in enumerate(short):
         if quote:
-            quote = "" if char == quote else quote
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
         elif char in "'\"":
             quote = char
         elif char in "([{":
@@ -85,6 +90,8 @@ def split_parameters(short: str) -> tuple[list[str], str] | None:
         elif char in ")]}":
             depth -= 1
             if depth == 0:
+                if char != ")":
+                    return None  # mismatched brackets: not a parameter list
                 params.append(short[start:index])
                 inner, tail = short[1:index], short[index + 1 :]
                 parts = [p.strip() for p in params] if inner else []

@@ -1,9 +1,10 @@
 """New git objects written together as one pack file and its index.
 
 A loose object costs a file of its own (a temporary file, a link and an unlink); a snapshot
-writes a handful of objects at once, so they go into a single pack instead. The index is
-renamed into place last, and readers find packs through their index: either every object of
-the snapshot is visible or none is, and a crash leaves at most an unreferenced temporary file.
+writes a handful of objects at once, so they go into a single pack instead. Both files are
+renamed into place, the index last, and readers find packs through their index: either every
+object of the snapshot is visible or none is, and a crashed process leaves at most a temporary
+file. Files are synced to disk only when asked (``durable``), as git does for loose objects.
 
 The formats are git's pack version 2 and pack index version 2, for SHA-1 repositories.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import threading
 import zlib
 from pathlib import Path
 
@@ -49,10 +51,12 @@ class PendingObjects:
     def __len__(self) -> int:
         return len(self._objects)
 
-    def write(self, pack_dir: Path) -> str | None:
+    def write(self, pack_dir: Path, *, durable: bool = False) -> str | None:
         """Write the queued objects as ``pack-<checksum>.pack`` and ``.idx`` in ``pack_dir``.
 
-        Returns the pack's name, or None when there was nothing to write.
+        ``durable`` syncs both files and the folder to disk before returning (what a repository
+        that asks git to sync its objects wants). Returns the pack's name, or None when there was
+        nothing to write.
         """
         if not self._objects:
             return None
@@ -61,13 +65,13 @@ class PendingObjects:
         pack, entries = pack_bytes(self._objects)
         checksum = pack[-20:]
         name = f"pack-{checksum.hex()}"
-        # The pack is invisible until its index exists, so it is written in place; the index
-        # goes through a temporary file so that no reader ever sees half of it.
-        _write_pack(pack_dir / f"{name}.pack", pack)
-        temporary = pack_dir / f"tmp_idx_{os.getpid()}_{checksum.hex()[:16]}"
-        with open(temporary, "wb") as out:
-            out.write(index_bytes(entries, checksum))
-        os.replace(temporary, pack_dir / f"{name}.idx")
+        # Each file goes through a temporary name and a rename, so a final name only ever holds
+        # a complete file, and an identical pack written twice simply replaces itself. The
+        # index goes last: readers find packs through their index.
+        _publish(pack_dir, f"{name}.pack", pack, durable)
+        _publish(pack_dir, f"{name}.idx", index_bytes(entries, checksum), durable)
+        if durable:
+            _sync_folder(pack_dir)
         self._objects.clear()
         return name
 
@@ -132,20 +136,31 @@ def index_bytes(entries: list[tuple[bytes, int, int]], pack_checksum: bytes) -> 
     return bytes(index)
 
 
-def _write_pack(path: Path, data: bytes) -> None:
-    """Create the pack file, read-only as git writes them.
-
-    A file of that name and size is this very pack (the name is its checksum); one of another
-    size is what a crash left half written, and is written again.
-    """
-    for _ in range(2):
-        try:
-            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
-        except FileExistsError:
-            if path.stat().st_size == len(data):
-                return
-            path.unlink()
-            continue
+def _publish(folder: Path, name: str, data: bytes, durable: bool) -> None:
+    """Write ``data`` to a temporary file in ``folder``, then rename it to ``name``."""
+    # Created read-only (as git creates packs) less the umask, like any file git writes.
+    temporary = folder / f"tmp_pack_{os.getpid()}_{threading.get_ident()}_{name}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        handle = os.open(temporary, flags, 0o444)
+    except FileExistsError:  # left by a crashed writer of this very process and thread id
+        temporary.unlink()
+        handle = os.open(temporary, flags, 0o444)
+    try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        return
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
+        os.replace(temporary, folder / name)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _sync_folder(folder: Path) -> None:
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

@@ -8,11 +8,13 @@ written as one pack (``pack_writer``), which appears whole or not at all.
 
 from __future__ import annotations
 
+import enum
 import os
 import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 import pygit2
 from pygit2.enums import FileMode
@@ -24,7 +26,17 @@ from workflow.git.repository import commit_of, open_repository
 
 _SIGNATURE = ("semspec", "semspec@localhost")
 _BLOB, _EXECUTABLE, _LINK = int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE), int(FileMode.LINK)
-_TREE = int(FileMode.TREE)
+_TREE, _GITLINK = int(FileMode.TREE), int(FileMode.COMMIT)
+
+
+class _Unchanged(enum.Enum):
+    """What a changed path that is a plain directory contributes: nothing of its own."""
+
+    TOKEN = 0
+
+
+_UNCHANGED = _Unchanged.TOKEN
+_Content = tuple[int, bytes] | Literal[_Unchanged.TOKEN] | None
 # A path (as name bytes) and its new content: git mode and raw blob id, None when deleted.
 _Updates = dict[tuple[bytes, ...], tuple[int, bytes] | None]
 
@@ -86,12 +98,12 @@ def _snapshot(
         parts = tuple(p for p in rel.replace(os.sep, "/").split("/") if p not in ("", "."))
         if not parts or ".." in parts or parts[0] == ".git":
             raise GitError(f"path {rel!r} cannot be part of a snapshot", repo=str(repo_path))
-        updates[tuple(p.encode() for p in parts)] = _blob_of(
-            repo, pending, root + "/" + "/".join(parts)
-        )
+        content = _content_of(repo, pending, root + "/" + "/".join(parts))
+        if content is not _UNCHANGED:
+            updates[tuple(os.fsencode(p) for p in parts)] = content
     tree = _rebuild(repo, pending, base.tree, updates) or pending.add(TREE, b"")
     commit = pending.add(COMMIT, _commit_text(tree, parent_commit.id.raw, message))
-    pending.write(_pack_dir(repo))
+    pending.write(_pack_dir(repo), durable=_wants_sync(repo))
     return pygit2.Oid(raw=commit)
 
 
@@ -110,28 +122,57 @@ def _pack_dir(repo: pygit2.Repository) -> Path:
     return git_dir / "objects" / "pack"
 
 
-def _blob_of(
-    repo: pygit2.Repository, pending: PendingObjects, path: str
-) -> tuple[int, bytes] | None:
-    """The git mode and blob id of the file at ``path`` (None if it no longer exists).
+def _content_of(repo: pygit2.Repository, pending: PendingObjects, path: str) -> _Content:
+    """The git mode and object id the worktree has at ``path``: None when nothing is there any
+    more (the path is deleted), ``_UNCHANGED`` for a plain directory (its files are listed on
+    their own when they changed).
 
-    The file is hashed in libgit2 and only read into Python when the object database lacks
-    it: files already snapshotted, the common case in a growing diff, cost a hash and a lookup.
+    A file is hashed in libgit2 and only read into Python when the object database lacks it:
+    files already snapshotted, the common case in a growing diff, cost a hash and a lookup. A
+    submodule is recorded at the commit its checkout is on.
     """
     try:
         info = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # gone, or a parent became a file
         return None
     if stat.S_ISLNK(info.st_mode):
-        return _LINK, pending.add(BLOB, os.readlink(path).encode())
+        return _LINK, pending.add(BLOB, os.readlink(os.fsencode(path)))
+    if stat.S_ISDIR(info.st_mode):
+        return _submodule_head(path)
     if not stat.S_ISREG(info.st_mode):
-        return None
+        return None  # a socket or fifo: git cannot hold it
     mode = _EXECUTABLE if info.st_mode & 0o111 else _BLOB
     oid = pygit2.hashfile(path)
     if oid in repo.odb:
         return mode, oid.raw
     with open(path, "rb") as handle:
         return mode, pending.add(BLOB, handle.read())
+
+
+def _submodule_head(path: str) -> _Content:
+    if not os.path.lexists(os.path.join(path, ".git")):
+        return _UNCHANGED
+    try:
+        head = pygit2.Repository(path).head.peel(pygit2.Commit).id
+    except (pygit2.GitError, KeyError, OSError):
+        return _UNCHANGED  # no commit to record: keep what the base tree has
+    return _GITLINK, head.raw
+
+
+def _wants_sync(repo: pygit2.Repository) -> bool:
+    """Whether the repository asks git to sync new objects to disk before using them."""
+    config = repo.config
+    try:
+        if config.get_bool("core.fsyncObjectFiles"):
+            return True
+    except (KeyError, pygit2.GitError, ValueError):
+        pass
+    try:
+        components = str(config["core.fsync"])
+    except (KeyError, pygit2.GitError):
+        return False
+    wanted = {"all", "committed", "objects", "loose-object", "pack"}
+    return any(part.strip() in wanted for part in components.split(","))
 
 
 def _rebuild(
@@ -143,9 +184,13 @@ def _rebuild(
         entry.raw_name or b"": (int(entry.filemode), entry.id.raw) for entry in tree or ()
     }
     nested: dict[bytes, _Updates] = {}
+    # A name that became a file (or submodule) here takes the place of the directory it was;
+    # the deletions listed beneath that directory have nothing left to act on.
+    replaced = {parts[0] for parts, content in updates.items() if len(parts) == 1 and content}
     for parts, content in updates.items():
         if len(parts) > 1:
-            nested.setdefault(parts[0], {})[parts[1:]] = content
+            if parts[0] not in replaced:
+                nested.setdefault(parts[0], {})[parts[1:]] = content
         elif content is None:
             entries.pop(parts[0], None)
         else:

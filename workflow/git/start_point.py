@@ -56,8 +56,7 @@ def _merged(
     """A merge commit of ``commits`` (in the given order), written without any checkout."""
     tree_id = commits[0].tree_id
     for position, theirs in enumerate(commits[1:], start=1):
-        # The common ancestor of everything merged so far and the next commit.
-        base = _common_tree(repo, commits[: position + 1])
+        base = _merge_base_tree(repo, theirs, commits[:position])
         index = repo.merge_trees(base, tree_id, theirs.tree)
         if index.conflicts is not None:
             paths = sorted({e.path for entry in index.conflicts for e in entry if e is not None})
@@ -79,8 +78,11 @@ def _merged(
     return merge
 
 
-def _common_tree(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> pygit2.Tree:
-    base_id = repo.merge_base_octopus([c.id for c in commits])
+def _merge_base_tree(
+    repo: pygit2.Repository, theirs: pygit2.Commit, merged: list[pygit2.Commit]
+) -> pygit2.Tree:
+    """The tree of the best common ancestor of ``theirs`` and the merge of ``merged``."""
+    base_id = repo.merge_base_many([theirs.id, *(c.id for c in merged)])
     if base_id is None:
         # Unrelated histories: merge as if from an empty tree.
         empty = repo[repo.TreeBuilder().write()]

@@ -152,11 +152,9 @@ class TaskActivities:
             raise to_application_error(exc) from None
         scope = set(spec.task_files)
         out_of_scope = sorted(f for f in diff.files if scope and f not in scope)
-        files_event = {
-            "files": diff.files,
-            "task_files": sorted(scope),
-            "repo": repository_identity(str(repo), ws.base_commit),
-        }
+        # The history walk runs off the event loop; the result is cached per base commit.
+        identity = await asyncio.to_thread(repository_identity, str(repo), ws.base_commit)
+        files_event = {"files": diff.files, "task_files": sorted(scope), "repo": identity}
         dropped += await self._emit(inp.events, "files", files_event)
         return DeveloperStep(
             outcome=result.outcome,
