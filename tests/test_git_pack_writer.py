@@ -36,22 +36,24 @@ def test_object_ids_match_the_ones_git_computes(tmp_path: Path) -> None:
 def test_a_written_pack_passes_git_verify_pack_and_fsck(git_repo: Path) -> None:
     repo = pygit2.Repository(str(git_repo))
     pending = PendingObjects()
-    blob = pending.add(BLOB, b"print('packed')\n" * 50)
-    tree = pending.add(TREE, b"100644 packed.py\0" + blob)
+    blob = pending.add(BLOB, b"print('packed')\n" * 50)  # small: stored, not compressed
+    big = pending.add(BLOB, b"".join(b"line %d\n" % n for n in range(5_000)))  # compressed
+    tree = pending.add(TREE, b"100644 big.txt\0" + big + b"100644 packed.py\0" + blob)
     head = repo.head.target
     text = f"tree {tree.hex()}\nparent {head}\nauthor a <a@x> 0 +0000\ncommitter a <a@x> 0 +0000\n"
     commit = pending.add(COMMIT, (text + "\npacked\n").encode())
-    assert pending.add(BLOB, b"print('packed')\n" * 50) == blob and len(pending) == 3
+    assert pending.add(BLOB, b"print('packed')\n" * 50) == blob and len(pending) == 4
     pack_dir = git_repo / ".git" / "objects" / "pack"
     name = pending.write(pack_dir)
     assert name is not None and len(pending) == 0
     listing = git(git_repo, "verify-pack", "-v", str(pack_dir / f"{name}.idx"))
-    assert {blob.hex(), tree.hex(), commit.hex()} <= {
+    assert {blob.hex(), big.hex(), tree.hex(), commit.hex()} <= {
         line.split(" ")[0] for line in listing.splitlines()
     }
     git(git_repo, "branch", "packed", commit.hex())
     git(git_repo, "fsck", "--full", "--strict")
     assert git(git_repo, "show", "packed:packed.py") == "print('packed')\n" * 50
+    assert git(git_repo, "show", "packed:big.txt").splitlines()[-1] == "line 4999"
     assert PendingObjects().write(pack_dir) is None  # nothing queued, nothing written
 
 

@@ -98,11 +98,26 @@ def pack_bytes(
     body += struct.pack(">II", 2, len(objects))
     entries = []
     for oid, (kind, data) in objects.items():
-        entry = _entry_header(kind, len(data)) + zlib.compress(data)
+        entry = _entry_header(kind, len(data)) + _deflate(data)
         entries.append((oid, zlib.crc32(entry), len(body)))
         body += entry
     body += hashlib.sha1(body).digest()
     return bytes(body), entries
+
+
+SMALL_OBJECT = 4_096
+"""Objects under this size are stored without compression (zlib level 0)."""
+
+
+def _deflate(data: bytes) -> bytes:
+    # A snapshot's trees are mostly binary ids that barely compress, and checkpoint objects
+    # are short-lived (``git gc`` recompresses any that are kept): for small objects zlib's
+    # set-up and search cost more than the bytes they save, so they are only framed.
+    if len(data) < SMALL_OBJECT:
+        compressor = zlib.compressobj(0, zlib.DEFLATED, 15, 1)
+    else:
+        compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION)
+    return compressor.compress(data) + compressor.flush()
 
 
 def index_bytes(entries: list[tuple[bytes, int, int]], pack_checksum: bytes) -> bytes:

@@ -116,9 +116,10 @@ def _commit_text(tree: bytes, parent: bytes, message: str) -> bytes:
 def _pack_dir(repo: pygit2.Repository) -> Path:
     """``objects/pack`` of the repository's common directory (shared by its worktrees)."""
     git_dir = Path(repo.path)
-    common = git_dir / "commondir"
-    if common.is_file():
-        git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    # Only a linked worktree's git directory (.git/worktrees/<name>) points elsewhere.
+    if git_dir.parent.name == "worktrees" and (git_dir / "commondir").is_file():
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        git_dir = (git_dir / common).resolve()
     return git_dir / "objects" / "pack"
 
 
@@ -162,17 +163,16 @@ def _submodule_head(path: str) -> _Content:
 def _wants_sync(repo: pygit2.Repository) -> bool:
     """Whether the repository asks git to sync new objects to disk before using them."""
     config = repo.config
-    try:
-        if config.get_bool("core.fsyncObjectFiles"):
-            return True
-    except (KeyError, pygit2.GitError, ValueError):
-        pass
-    try:
-        components = str(config["core.fsync"])
-    except (KeyError, pygit2.GitError):
+    if "core.fsyncObjectFiles" in config:
+        try:
+            if config.get_bool("core.fsyncObjectFiles"):
+                return True
+        except (pygit2.GitError, ValueError):
+            pass  # not a boolean: git would refuse it too; do not sync on its say-so
+    if "core.fsync" not in config:
         return False
     wanted = {"all", "committed", "objects", "loose-object", "pack"}
-    return any(part.strip() in wanted for part in components.split(","))
+    return any(part.strip() in wanted for part in str(config["core.fsync"]).split(","))
 
 
 def _rebuild(
