@@ -13,7 +13,7 @@ import pygit2
 from pygit2.enums import FileStatus
 
 from semspec.errors import GitError, InputError
-from workflow.git.names import task_branch
+from workflow.git.names import SEMSPEC_AUTHOR, task_branch
 from workflow.git.repository import open_repository
 
 TASK_TRAILER = "Semspec-Task"
@@ -33,8 +33,8 @@ def commit_task(
     task_id: str,
     message: str,
     commit_key: str,
-    author_name: str = "semspec",
-    author_email: str = "semspec@localhost",
+    author_name: str = SEMSPEC_AUTHOR[0],
+    author_email: str = SEMSPEC_AUTHOR[1],
 ) -> CommitInfo:
     """Stage everything in the worktree and commit it once on the task branch under ``commit_key``.
 

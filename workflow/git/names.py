@@ -1,4 +1,4 @@
-"""Task ids and the branch names derived from them."""
+"""Task ids, the branch names derived from them, and the name semspec commits under."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import re
 from semspec.errors import InputError
 
 TASK_BRANCH_PREFIX = "semspec/task/"
+SEMSPEC_AUTHOR = ("semspec", "semspec@localhost")
+"""Name and email of the commits semspec itself writes (task commits, snapshots, merges)."""
 _TASK_ID = re.compile(r"[A-Za-z0-9._-]+")
 
 

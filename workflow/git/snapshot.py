@@ -21,10 +21,10 @@ from pygit2.enums import FileMode
 
 from semspec.errors import GitError
 from workflow.git.checkpoint import valid_branch_name
+from workflow.git.names import SEMSPEC_AUTHOR
 from workflow.git.pack_writer import BLOB, COMMIT, TREE, PendingObjects
 from workflow.git.repository import commit_of, open_repository
 
-_SIGNATURE = ("semspec", "semspec@localhost")
 _BLOB, _EXECUTABLE, _LINK = int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE), int(FileMode.LINK)
 _TREE, _GITLINK = int(FileMode.TREE), int(FileMode.COMMIT)
 
@@ -37,7 +37,7 @@ class _Unchanged(enum.Enum):
 
 _UNCHANGED = _Unchanged.TOKEN
 _Content = tuple[int, bytes] | Literal[_Unchanged.TOKEN] | None
-# A path (as name bytes) and its new content: git mode and raw blob id, None when deleted.
+# A path (as name bytes) and its new content: git mode and raw object id, None when deleted.
 _Updates = dict[tuple[bytes, ...], tuple[int, bytes] | None]
 
 
@@ -108,7 +108,7 @@ def _snapshot(
 
 
 def _commit_text(tree: bytes, parent: bytes, message: str) -> bytes:
-    who = f"{_SIGNATURE[0]} <{_SIGNATURE[1]}> {int(time.time())} +0000"
+    who = f"{SEMSPEC_AUTHOR[0]} <{SEMSPEC_AUTHOR[1]}> {int(time.time())} +0000"
     text = f"tree {tree.hex()}\nparent {parent.hex()}\nauthor {who}\ncommitter {who}\n\n"
     return (text + message.rstrip("\n") + "\n").encode()
 

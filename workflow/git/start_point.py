@@ -14,9 +14,8 @@ from pathlib import Path
 import pygit2
 
 from semspec.errors import GitError
+from workflow.git.names import SEMSPEC_AUTHOR
 from workflow.git.repository import commit_of
-
-_SIGNATURE_NAME, _SIGNATURE_EMAIL = "semspec", "semspec@localhost"
 
 
 def start_commit(
@@ -69,7 +68,7 @@ def _merged(
         tree_id = index.write_tree(repo)
     # The newest parent's time makes the merge identical when a retried activity redoes it.
     when = max(c.committer.time for c in commits)
-    signature = pygit2.Signature(_SIGNATURE_NAME, _SIGNATURE_EMAIL, when, 0)
+    signature = pygit2.Signature(*SEMSPEC_AUTHOR, when, 0)
     ids = [c.id for c in commits]
     message = "semspec: start from " + ", ".join(str(i)[:10] for i in ids) + "\n"
     merge_id = repo.create_commit(None, signature, signature, message, tree_id, ids)
