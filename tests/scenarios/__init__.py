@@ -1,0 +1,1 @@
+"""Scenario tests: whole user paths through the CLI on the embedded stack."""
