@@ -73,7 +73,6 @@ def test_a_checkpoint_under_context_pressure_keeps_retries_and_findings_and_the_
     assert status["iteration"] == 3
     checkpoints = entries(status, "checkpoint")
     assert checkpoints, status["log"]
-    assert status["log"][-1]["kind"] == "finished"
 
     # The retry count climbs across the checkpoint instead of starting again.
     counts = [re.search(r"retry (\d+)/(\d+)", m) for m in entries(status, "retry")]
