@@ -65,6 +65,9 @@ def test_two_tasks_writing_one_file_are_halted_as_conflicting_and_escalated(stac
             assert entries(status, "review") == [], status["log"]
             assert status["commit_id"] is None
             assert pending[task_id]["reason"] == "conflicting_changes"
+        shown = stack.cli("escalations", "show", first, repo=repo)
+        assert shown.returncode == 0, shown.stderr
+        assert "conflicting_changes" in shown.stdout and "halt" in shown.stdout
     finally:
         for task_id in (first, second):
             stack.cli("escalations", "resolve", task_id, "--action", "abort", repo=repo)
