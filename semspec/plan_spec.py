@@ -8,7 +8,7 @@ submit -f`` (``build_task_input``), and the dependencies are checked as a whole:
     tasks:
       - id: add-sub
         title: Add subtraction
-        files: [calc.py]
+        files: [calc.py, tests/test_sub.py]   # a path that does not exist yet is created
         criteria: ["sub(a, b) returns a - b"]
         script: scripts/sub.yaml   # relative to the plan file
       - id: add-mul

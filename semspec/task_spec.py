@@ -19,6 +19,7 @@ from agents.scripted import load_script
 from semspec.config.models import RoleModel, SemspecConfig
 from semspec.errors import TaskSpecError
 from semspec.services.connect import run_dir_of
+from semspec.task_paths import task_path
 from workflow.gates.presets import resolve_gates
 from workflow.task.shared import LoopLimits, RoleSpec, TaskInput, TaskSpec
 
@@ -158,18 +159,8 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
             field="base_branch",
             hint="set project.base_branch in .semspec/config.yaml or base_branch in the task",
         )
-    files = []
-    for rel in draft.files:
-        target = (repo / rel).resolve()
-        if repo.resolve() not in target.parents:
-            raise TaskSpecError(f"{rel} is outside the repository {repo}", field="--file")
-        if not target.is_file():
-            raise TaskSpecError(
-                f"{rel} does not exist in {repo}",
-                field="--file",
-                hint="task files are paths relative to the repository root",
-            )
-        files.append(target.relative_to(repo.resolve()).as_posix())
+    # Existing files and files the task will create alike (see task_paths).
+    files = [task_path(rel, repo, run_dir_of(config, repo)) for rel in draft.files]
     developer = _check_script(
         _role(config.models.developer, draft.developer, draft.script, "developer"),
         repo,

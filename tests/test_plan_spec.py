@@ -101,9 +101,14 @@ def test_a_task_without_an_id_is_an_error(git_repo: Path) -> None:
     assert err.value.field == "tasks[0].id"
 
 
-def test_a_task_file_missing_from_the_repository_names_the_plan_task(git_repo: Path) -> None:
-    path = write_plan(git_repo, [task("a"), task("b", files=["nope.py"])])
-    with pytest.raises(TaskSpecError, match=r"^tasks\.b\.files: nope\.py does not exist"):
+def test_a_plan_task_may_name_a_file_it_will_create(git_repo: Path) -> None:
+    plan = load(write_plan(git_repo, [task("a", files=["calc.py", "tests/test_sub.py"])]), git_repo)
+    assert plan.tasks[0].input.spec.task_files == ["calc.py", "tests/test_sub.py"]
+
+
+def test_a_task_file_outside_the_repository_names_the_plan_task(git_repo: Path) -> None:
+    path = write_plan(git_repo, [task("a"), task("b", files=["../nope.py"])])
+    with pytest.raises(TaskSpecError, match=r"^tasks\.b\.files: \.\./nope\.py is outside"):
         load(path, git_repo)
 
 

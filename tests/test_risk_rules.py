@@ -82,6 +82,29 @@ def test_scope_creep_flags_a_file_outside_the_task_and_not_one_inside() -> None:
     assert step.emissions[0].signal.evidence["outside"] == ["c.py"]
 
 
+def test_scope_creep_takes_the_loops_list_so_an_added_test_is_never_flagged() -> None:
+    world = World()
+    with_test = event(
+        "files", files=["a.py", "tests/test_a.py"], task_files=["a.py"], out_of_scope=[]
+    )
+    assert world.levels(world.feed(with_test)) == []
+    assert world.states["t1"].touched == ["a.py", "tests/test_a.py"]  # still indexed
+
+
+def test_scope_creep_flags_exactly_the_files_the_loop_reports_outside() -> None:
+    world = World()
+    files = ["a.py", "tests/test_a.py", "README.md"]
+    step = world.feed(event("files", files=files, task_files=["a.py"], out_of_scope=["README.md"]))
+    assert world.levels(step) == [("t1", "scope_creep", "warn")]
+    assert step.emissions[0].signal.evidence["outside"] == ["README.md"]
+
+
+def test_scope_creep_of_an_event_without_the_loops_list_is_every_file_outside_the_task() -> None:
+    world = World()
+    step = world.feed(event("files", files=["a.py", "tests/test_a.py"], task_files=["a.py"]))
+    assert step.emissions[0].signal.evidence["outside"] == ["tests/test_a.py"]
+
+
 def test_same_fingerprint_twice_escalates_and_once_does_not() -> None:
     world = World()
     assert world.levels(world.feed(event("escalation", fingerprint="abc"))) == []

@@ -7,7 +7,10 @@ Loop event ``data`` by kind (all optional beyond what is listed):
 - ``review``: ``{"verdict": str, "findings": int, "flagged": bool}``
 - ``context``: ``{"tokens_used", "window", "utilization", "tokens_per_iteration",
   "iterations_remaining", "pressure"}``
-- ``files``: ``{"files": [paths touched], "task_files": [paths of the task]}``
+- ``files``: ``{"files": [paths touched], "task_files": [paths of the task], "repo": str,
+  "out_of_scope": [touched paths neither task files nor allowed by ``scope.allow``]}``; the
+  risk monitor takes ``out_of_scope`` as the scope-creep list when present, else computes
+  ``files`` minus ``task_files`` (events from workers before the key existed)
 - ``escalation``: ``{"reason": str, "retries": int, "fingerprint": str, "question": str}``
 - ``finished``: ``{"outcome": str, "commit": str | None, "reason": str | None}``
 """

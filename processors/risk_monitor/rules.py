@@ -184,7 +184,12 @@ def _scope_triggers(
     rule = risk.scope_creep
     if not (rule.enabled and state.task_files):
         return  # without the task's files there is no scope to creep out of
-    outside = sorted(set(files) - set(state.task_files))
+    reported = data.get("out_of_scope")
+    if isinstance(reported, list):
+        # The loop already left out the files ``scope.allow`` permits (tests for the change).
+        outside = sorted(set(_paths(reported)))
+    else:
+        outside = sorted(set(files) - set(state.task_files))  # an event from an older worker
     if len(outside) > rule.threshold:
         evidence = {**base, "outside": outside, "task_files": state.task_files}
         yield RiskReason.SCOPE_CREEP, rule, evidence

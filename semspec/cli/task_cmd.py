@@ -31,7 +31,15 @@ def submit_cmd(
     ctx: typer.Context,
     title: str | None = typer.Argument(None, help="Short title of the task."),
     task_file: Path | None = typer.Option(None, "-f", "--task-file", help="Task YAML file."),
-    files: list[str] = typer.Option([], "--file", help="Task file (repeatable)."),
+    files: list[str] = typer.Option(
+        [],
+        "--file",
+        help=(
+            "Task file, relative to the repository root (repeatable); a path that does not "
+            "exist yet is a file the task will create. Changes to test files (config "
+            "scope.allow) are not scope creep."
+        ),
+    ),
     criteria: list[str] = typer.Option(
         [], "--criterion", help="Acceptance criterion (repeatable)."
     ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
@@ -263,6 +263,44 @@ class IndexConfig(_Section):
     """Directory names never descended into, wherever they occur in the repository."""
 
 
+# Where tests usually live, per ecosystem: test folders at any depth, and test files by name.
+DEFAULT_SCOPE_ALLOW = (
+    "**/tests/**",
+    "**/test/**",
+    "**/__tests__/**",
+    "**/spec/**",
+    "**/testdata/**",
+    "**/test_*.py",
+    "**/*_test.py",
+    "**/conftest.py",
+    "**/*_test.go",
+    "**/*.test.js",
+    "**/*.test.ts",
+    "**/*.test.jsx",
+    "**/*.test.tsx",
+    "**/*.spec.js",
+    "**/*.spec.ts",
+    "**/*.spec.jsx",
+    "**/*.spec.tsx",
+)
+
+
+class ScopeConfig(_Section):
+    allow: list[str] = Field(default_factory=lambda: list(DEFAULT_SCOPE_ALLOW))
+    """Gitignore-style globs (as in an SOP's ``applies_to``) of files a developer may change
+    besides the task's files without it counting as scope creep; by default the usual test
+    locations. Set ``[]`` to flag every file outside the task."""
+
+    @field_validator("allow")
+    @classmethod
+    def _plain_globs(cls, globs: list[str]) -> list[str]:
+        for glob in globs:
+            # gitignore reads these as negation or comment, which a single glob cannot mean.
+            if not glob.strip() or glob.startswith(("!", "#")):
+                raise ValueError(f"{glob!r} is not a glob of paths (empty, or starts with ! or #)")
+        return globs
+
+
 class SemspecConfig(_Section):
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     """The project this repository is."""
@@ -282,3 +320,5 @@ class SemspecConfig(_Section):
     """Knowledge graph store."""
     index: IndexConfig = Field(default_factory=IndexConfig)
     """What ``semspec index`` reads into the code meaning graph."""
+    scope: ScopeConfig = Field(default_factory=ScopeConfig)
+    """What a task may change besides its own files without being flagged as scope creep."""

@@ -38,11 +38,17 @@ def wait_until_monitor_idle(nats_url: str, timeout_s: float = 30.0) -> None:
 
 def signals_for(nats_url: str, task_id: str) -> list[dict[str, Any]]:
     """Every user signal (any level) published for ``task_id``, oldest first."""
+    return messages_for(nats_url, SIGNAL_SUBJECTS, task_id)
+
+
+def messages_for(nats_url: str, subject: str, task_id: str) -> list[dict[str, Any]]:
+    """Every message on the stream ``subject`` (e.g. ``agent.monitor.review``) for ``task_id``,
+    oldest first."""
 
     async def collect() -> list[dict[str, Any]]:
         nc = await nats.connect(nats_url, connect_timeout=2)
         try:
-            sub = await nc.jetstream().subscribe(SIGNAL_SUBJECTS, ordered_consumer=True)
+            sub = await nc.jetstream().subscribe(subject, ordered_consumer=True)
             found: list[dict[str, Any]] = []
             while True:
                 try:

@@ -34,6 +34,7 @@ from workflow.git.worktree import ensure_worktree
 from workflow.task.context_activities import developer_context, graph_of, repo_config
 from workflow.task.failures import to_application_error
 from workflow.task.publisher import EventPublisher
+from workflow.task.scope import out_of_scope
 from workflow.task.shared import (
     CommitInput,
     CommitStep,
@@ -150,11 +151,18 @@ class TaskActivities:
             diff = worktree_diff(Path(ws.path), ws.base_commit)
         except SemspecError as exc:
             raise to_application_error(exc) from None
-        scope = set(spec.task_files)
-        out_of_scope = sorted(f for f in diff.files if scope and f not in scope)
+        # Test files that go with the change (scope.allow) are not scope creep; the monitor
+        # gets this very list, so it flags exactly what the loop reports.
+        allow = (await asyncio.to_thread(repo_config, repo)).scope.allow
+        outside = out_of_scope(diff.files, spec.task_files, allow)
         # The history walk runs off the event loop; the result is cached per base commit.
         identity = await asyncio.to_thread(repository_identity, str(repo), ws.base_commit)
-        files_event = {"files": diff.files, "task_files": sorted(scope), "repo": identity}
+        files_event = {
+            "files": diff.files,
+            "task_files": sorted(set(spec.task_files)),
+            "repo": identity,
+            "out_of_scope": outside,
+        }
         dropped += await self._emit(inp.events, "files", files_event)
         return DeveloperStep(
             outcome=result.outcome,
@@ -165,7 +173,7 @@ class TaskActivities:
             diff_hash=diff.diff_hash,
             insertions=diff.insertions,
             deletions=diff.deletions,
-            out_of_scope=out_of_scope,
+            out_of_scope=outside,
             events_dropped=dropped,
         )
 
