@@ -6,6 +6,7 @@ from pathlib import Path
 
 from agents.protocol import DeveloperAgent, ReviewerAgent
 from agents.scripted import ScriptedDeveloper, ScriptedReviewer, load_script
+from model.role_check import check_role
 from semspec.config.models import RoleModel
 from semspec.errors import InputError
 
@@ -22,6 +23,7 @@ def _script_path(role: RoleModel, repo: Path, role_name: str) -> Path:
 
 def developer_agent(role: RoleModel, repo: Path) -> DeveloperAgent:
     """The developer for ``role``: scripted here, LLM-backed providers through their factory."""
+    check_role(role, repo, name="developer")
     if role.provider == "scripted":
         return ScriptedDeveloper(load_script(_script_path(role, repo, "developer")))
     from agents import llm_factory
@@ -31,6 +33,7 @@ def developer_agent(role: RoleModel, repo: Path) -> DeveloperAgent:
 
 def reviewer_agent(role: RoleModel, repo: Path, followup: bool = False) -> ReviewerAgent:
     """The reviewer for ``role``; ``followup`` selects a scripted second opinion."""
+    check_role(role, repo, name="reviewer")
     if role.provider == "scripted":
         return ScriptedReviewer(load_script(_script_path(role, repo, "reviewer")), followup)
     from agents import llm_factory

@@ -58,6 +58,7 @@ class ConfigError(InputError):
         self.field = field
         self.line = line
         self.expected = expected
+        self.problem = message  # without the location, for listings that show it apart
         where = path or "<config>"
         if line is not None:
             where = f"{where}:{line}"

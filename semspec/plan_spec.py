@@ -30,7 +30,7 @@ import yaml
 
 from semspec.config.models import SemspecConfig
 from semspec.errors import TaskSpecError
-from semspec.task_spec import TaskDraft, build_task_input, new_task_id
+from semspec.task_spec import TaskDraft, build_task_input, new_task_id, reject_unknown_keys
 from workflow.plan.shared import PlanInput, PlanTask
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -75,7 +75,7 @@ def draft_plan_from_yaml(path: Path) -> PlanDraft:
         raise TaskSpecError(
             f"{path} must hold a mapping with `title:` and `tasks:`", field="PLAN_FILE"
         )
-    _reject_unknown(path, raw, _PLAN_KEYS, "")
+    reject_unknown_keys(path, raw, _PLAN_KEYS, "")
     title = raw.get("title")
     if not isinstance(title, str) or not title.strip():
         raise TaskSpecError(f"{path}: a non-empty string title is required", field="title")
@@ -105,7 +105,7 @@ def _task_draft(path: Path, index: int, item: object, plan_id: str) -> PlanTaskD
             hint="use letters, digits, '.', '_' or '-'; depends_on refers to tasks by id",
         )
     where = f"tasks.{task_id}"
-    _reject_unknown(path, item, _TASK_KEYS, f"{where}.")
+    reject_unknown_keys(path, item, _TASK_KEYS, f"{where}.")
     title = item.get("title")
     if not isinstance(title, str) or not title.strip():
         raise TaskSpecError(f"{path}: a non-empty string title is required", field=f"{where}.title")
@@ -132,16 +132,6 @@ def _strings(path: Path, raw: dict[str, Any], key: str, where: str) -> list[str]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TaskSpecError(f"{path}: must be a list of strings", field=f"{where}.{key}")
     return list(value)
-
-
-def _reject_unknown(path: Path, raw: dict[str, Any], known: set[str], prefix: str) -> None:
-    unknown = sorted(str(k) for k in set(raw) - known)
-    if unknown:
-        raise TaskSpecError(
-            f"{path}: unknown key(s) {', '.join(unknown)}",
-            field=prefix + unknown[0],
-            hint=f"known keys: {', '.join(sorted(known))}",
-        )
 
 
 def dependency_order(tasks: list[PlanTaskDraft]) -> list[PlanTaskDraft]:

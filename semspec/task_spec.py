@@ -16,7 +16,9 @@ import pygit2
 import yaml
 
 from agents.scripted import load_script
+from model.role_check import check_task_role
 from semspec.config.models import RoleModel, SemspecConfig
+from semspec.config.roles import did_you_mean
 from semspec.errors import TaskSpecError
 from semspec.services.connect import run_dir_of
 from semspec.task_paths import task_path
@@ -36,6 +38,7 @@ _TASK_KEYS = {
     "developer",
     "reviewer",
 }
+_ROLE_KEYS = {"provider", "model", "script"}
 
 
 @dataclass
@@ -70,13 +73,7 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         raise TaskSpecError(f"{path} is not valid YAML: {exc}", field="-f") from None
     if not isinstance(raw, dict):
         raise TaskSpecError(f"{path} must hold a mapping with at least `title:`", field="-f")
-    unknown = sorted(set(raw) - _TASK_KEYS)
-    if unknown:
-        raise TaskSpecError(
-            f"{path}: unknown key(s) {', '.join(unknown)}",
-            field=unknown[0],
-            hint=f"known keys: {', '.join(sorted(_TASK_KEYS))}",
-        )
+    reject_unknown_keys(path, raw, _TASK_KEYS, "")
 
     def strings(key: str) -> list[str]:
         value = raw.get(key) or []
@@ -88,6 +85,9 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         value = raw.get(key) or {}
         if not isinstance(value, dict):
             raise TaskSpecError(f"{path}: must be a mapping", field=key)
+        reject_unknown_keys(path, value, _ROLE_KEYS, f"{key}.")
+        if value.get("script") and not Path(str(value["script"])).is_absolute():
+            value = {**value, "script": str((path.parent / str(value["script"])).resolve())}
         return dict(value)
 
     title = raw.get("title")
@@ -109,6 +109,21 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         developer=mapping("developer"),
         reviewer=mapping("reviewer"),
     )
+
+
+def reject_unknown_keys(path: Path, raw: dict[Any, Any], known: set[str], prefix: str) -> None:
+    """Raise ``TaskSpecError`` at the first unknown key, with a did-you-mean when one is close.
+
+    ``prefix`` is the dotted path of the mapping (``""`` at the top of the file)."""
+    unknown = sorted(str(k) for k in set(raw) - known)
+    if unknown:
+        near = did_you_mean(unknown[0], known)
+        lead = f"did you mean {prefix}{near}? " if near else ""
+        raise TaskSpecError(
+            f"{path}: unknown key(s) {', '.join(unknown)}",
+            field=prefix + unknown[0],
+            hint=f"{lead}known keys: {', '.join(sorted(known))}",
+        )
 
 
 def _role(
@@ -161,6 +176,9 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
         )
     # Existing files and files the task will create alike (see task_paths).
     files = [task_path(rel, repo, run_dir_of(config, repo)) for rel in draft.files]
+    # The same provider/model check as `config validate` and the worker: fail here, not there.
+    check_task_role(config.models.developer, draft.developer, repo, name="developer")
+    check_task_role(config.models.reviewer, draft.reviewer, repo, name="reviewer")
     developer = _check_script(
         _role(config.models.developer, draft.developer, draft.script, "developer"),
         repo,

@@ -160,14 +160,14 @@ def test_config_validate_lists_every_problem_with_file_line_and_field(tmp_path: 
     path = write_config(tmp_path, "loop:\n  max_retries: x\ngates:\n  preset: cobol\nextra: 1\n")
     result = semspec("--repo", str(tmp_path), "config", "validate")
     assert result.exit_code == 2
-    lines = result.stderr.splitlines()
+    lines = result.stderr.splitlines()[::2]  # each error is followed by its hint
     assert len(lines) == 3
     assert lines[0].startswith(f"error: {path}:2: loop.max_retries: ")
     assert lines[1].startswith(f"error: {path}:4: gates.preset: ")
     assert "expected one of" in lines[1]
     assert (
         lines[2] == f"error: {path}:5: extra: unknown key (expected one of the documented keys"
-        " (see `semspec config show`))"
+        " (`semspec config reference`))"
     )
 
 
@@ -185,7 +185,9 @@ def test_config_validate_json_reports_validity_and_problems(tmp_path: Path) -> N
                 "line": None,
                 "field": "loop.x",
                 "message": "unknown key",
-                "expected": "one of the documented keys (see `semspec config show`)",
+                "expected": "one of the documented keys (`semspec config reference`)",
+                "hint": "keys of loop: max_retries, max_iterations, developer_timeout_s, "
+                "reviewer_timeout_s, activity_attempts",
             }
         ],
     }

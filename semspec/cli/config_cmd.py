@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 import yaml
 
+from model.registry import load_registry
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
-from semspec.config import check_config, config_path
+from semspec.config import ConfigProblem, check_config, config_path
+from semspec.errors import ConfigError
 
 app = typer.Typer(help="Show or validate .semspec/config.yaml.", no_args_is_help=True)
 
@@ -32,9 +36,10 @@ def validate(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
 ) -> None:
-    """Check the config and list every problem with file, line and field; exit 2 if any."""
+    """Check the config and the model registry; list every problem with file, line, field and a
+    hint (did-you-mean for unknown keys, providers and models); exit 2 if any."""
     cli = cli_context(ctx)
-    _config, problems = check_config(cli.repo)
+    problems = _problems(cli.repo)
     if as_json:
         print_json(
             cli.console,
@@ -47,6 +52,7 @@ def validate(
                         "field": p.field,
                         "message": p.message,
                         "expected": p.expected,
+                        "hint": p.as_error().hint,
                     }
                     for p in problems
                 ],
@@ -54,11 +60,28 @@ def validate(
         )
     else:
         for problem in problems:
-            cli.err.print(f"error: {problem.as_error()}", markup=False, soft_wrap=True)
+            error = problem.as_error()
+            cli.err.print(f"error: {error}", markup=False, soft_wrap=True)
+            cli.err.print(f"hint: {error.hint}", markup=False, soft_wrap=True)
         if not problems:
             cli.console.print(f"{config_path(cli.repo)}: valid", markup=False)
     if problems:
         raise typer.Exit(2)
+
+
+def _problems(repo: Path) -> list[ConfigProblem]:
+    """The config's problems, models checked against the registry (a broken registry is one)."""
+    try:
+        model_ids: list[str] | None = load_registry(repo).ids
+        broken: list[ConfigProblem] = []
+    except ConfigError as exc:
+        model_ids = None  # providers are still checked; models need a readable registry
+        where = exc.path or str(repo / ".semspec" / "models.yaml")
+        broken = [
+            ConfigProblem(where, exc.field or "", exc.problem, exc.line, exc.expected, exc.hint)
+        ]
+    _config, problems = check_config(repo, model_ids=model_ids)
+    return problems + broken
 
 
 @app.command("reference")

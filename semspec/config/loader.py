@@ -7,15 +7,18 @@ path, and the expected form, so ``semspec config validate`` can list every probl
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from semspec.config.models import SemspecConfig
+from semspec.config.models import ModelsConfig, RoleModel, SemspecConfig
+from semspec.config.roles import did_you_mean, role_issues
 from semspec.errors import ConfigError
 
 CONFIG_RELATIVE = Path(".semspec") / "config.yaml"
@@ -33,6 +36,8 @@ class ConfigProblem:
     message: str
     line: int | None = None
     expected: str | None = None
+    hint: str | None = None
+    """What to do, e.g. a did-you-mean; unset = the generic advice."""
 
     def as_error(self) -> ConfigError:
         return ConfigError(
@@ -41,7 +46,7 @@ class ConfigProblem:
             field=self.field or None,
             line=self.line,
             expected=self.expected,
-            hint="fix the field, then run `semspec config validate`",
+            hint=self.hint or "fix the field, then run `semspec config validate`",
         )
 
 
@@ -117,7 +122,7 @@ def _expected_form(error_type: str, ctx: Mapping[str, Any] | None) -> str | None
         "dict_type": "a mapping",
         "model_type": "a mapping",
         "list_type": "a list",
-        "extra_forbidden": "one of the documented keys (see `semspec config show`)",
+        "extra_forbidden": "one of the documented keys (`semspec config reference`)",
         "missing": "this field to be present",
     }
     if error_type == "literal_error" and ctx:
@@ -131,43 +136,127 @@ def _expected_form(error_type: str, ctx: Mapping[str, Any] | None) -> str | None
     return forms.get(error_type)
 
 
+def _unwrap_optional(annotation: Any) -> Any:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
+def _section_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The config model whose keys sit at ``loc`` (dict keys and list indexes stepped over)."""
+    model: type[BaseModel] = SemspecConfig
+    pending = list(loc)
+    while pending:
+        info = model.model_fields.get(str(pending.pop(0)))
+        if info is None:
+            return None
+        annotation = _unwrap_optional(info.annotation)
+        if typing.get_origin(annotation) in (dict, list):
+            if not pending:
+                return None
+            pending.pop(0)  # the gate name of a dict, the index of a list
+            annotation = typing.get_args(annotation)[-1]
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
+
+
+def _env_name(loc: tuple[str | int, ...]) -> str:
+    return ENV_PREFIX + "__".join(str(p).upper() for p in loc)
+
+
+def _unknown_key_hint(loc: tuple[str | int, ...], from_env: bool) -> str | None:
+    """A did-you-mean naming the closest key of the same section (or its variable)."""
+    section = _section_at(loc[:-1])
+    if section is None:
+        return None
+    near = did_you_mean(str(loc[-1]), section.model_fields)
+    if near is None:
+        where = ".".join(str(p) for p in loc[:-1]) or "the top level"
+        return f"keys of {where}: {', '.join(section.model_fields)}"
+    shown = _env_name((*loc[:-1], near)) if from_env else repr(near)
+    return f"did you mean {shown}?"
+
+
+def _origin(
+    loc: tuple[str | int, ...], path: str, root: yaml.Node | None, from_env: dict[str, Any]
+) -> tuple[str, int | None]:
+    """Where the value at ``loc`` came from: an environment variable, or the file and line."""
+    probe: Any = from_env
+    for key in loc:
+        probe = probe.get(key) if isinstance(probe, dict) else None
+    if probe is not None:
+        return f"environment {_env_name(loc)}", None
+    return path, _line_of(root, loc)
+
+
 def _problems(
     err: ValidationError, path: str, root: yaml.Node | None, from_env: dict[str, Any]
 ) -> list[ConfigProblem]:
     problems = []
     for item in err.errors():
         loc = tuple(item["loc"])
-        field = ".".join(str(p) for p in loc)
-        source = path
-        probe: Any = from_env
-        for key in loc:
-            probe = probe.get(key) if isinstance(probe, dict) else None
-        if probe is not None:
-            source = f"environment SEMSPEC_{'__'.join(str(p).upper() for p in loc)}"
+        source, line = _origin(loc, path, root, from_env)
         message = item["msg"]
+        hint = None
         if item["type"] == "extra_forbidden":
             message = "unknown key"
+            hint = _unknown_key_hint(loc, from_env=source != path)
         elif item["type"] == "value_error":
             # Our own validators' words, without pydantic's "Value error, " prefix.
             message = message.removeprefix("Value error, ")
         problems.append(
             ConfigProblem(
                 path=source,
-                field=field,
+                field=".".join(str(p) for p in loc),
                 message=message,
-                line=_line_of(root, loc) if source == path else None,
+                line=line,
                 expected=_expected_form(item["type"], item.get("ctx")),
+                hint=hint,
             )
         )
-    # In the order of the file (as a user fixes them), environment problems last.
-    problems.sort(key=lambda p: (p.line is None, p.line or 0))
+    return problems
+
+
+def _role_problems(
+    data: Mapping[str, Any],
+    model_ids: Collection[str] | None,
+    path: str,
+    root: yaml.Node | None,
+    from_env: dict[str, Any],
+) -> list[ConfigProblem]:
+    """Unknown providers (and, given the registry's ids, unknown models) of the roles."""
+    models = data.get("models")
+    problems = []
+    for name in ModelsConfig.model_fields:
+        raw = models.get(name) if isinstance(models, dict) else None
+        try:
+            role = RoleModel.model_validate(raw or {})
+        except ValidationError:
+            continue  # the whole-config validation reports it
+        for issue in role_issues(role, model_ids):
+            loc = ("models", name, issue.key)
+            source, line = _origin(loc, path, root, from_env)
+            field = ".".join(loc)
+            problems.append(
+                ConfigProblem(source, field, issue.message, line, issue.expected, issue.hint)
+            )
     return problems
 
 
 def check_config(
-    repo: Path, environ: Mapping[str, str] | None = None
+    repo: Path,
+    environ: Mapping[str, str] | None = None,
+    *,
+    model_ids: Collection[str] | None = None,
 ) -> tuple[SemspecConfig | None, list[ConfigProblem]]:
-    """Load the repository's config; return it (or None) and every problem found."""
+    """Load the repository's config; return it (or None) and every problem found.
+
+    Roles naming an unknown provider are always problems; given ``model_ids`` (the registry's
+    ids) so are roles naming an unknown model where the registry is required
+    (``semspec.config.roles``).
+    """
     environ = os.environ if environ is None else environ
     path = config_path(repo)
     shown = str(path)
@@ -187,10 +276,17 @@ def check_config(
             return None, [ConfigProblem(shown, "", "top level is not a mapping", 1, "a mapping")]
     from_env = _env_overrides(environ)
     data = _merge(raw, from_env)
+    problems = _role_problems(data, model_ids, shown, root, from_env)
+    config: SemspecConfig | None = None
     try:
-        return SemspecConfig.model_validate(data), []
+        config = SemspecConfig.model_validate(data)
     except ValidationError as err:
-        return None, _problems(err, shown, root, from_env)
+        problems += _problems(err, shown, root, from_env)
+    if problems:
+        # In the order of the file (as a user fixes them), environment problems last.
+        problems.sort(key=lambda p: (p.line is None, p.line or 0))
+        return None, problems
+    return config, []
 
 
 def load_config(repo: Path, environ: Mapping[str, str] | None = None) -> SemspecConfig:

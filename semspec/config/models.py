@@ -144,7 +144,8 @@ class RoleModel(_Section):
     provider: str = "scripted"
     """Provider name: scripted, openai, anthropic or command."""
     model: str = "scripted"
-    """Model id in the model registry."""
+    """Model id of the registry (``semspec models list``); a role whose ``base_url`` points at a
+    server you run may name any model that server serves."""
     script: str | None = None
     """For the scripted provider: path of the YAML script (relative to the repository)."""
     base_url: str | None = None
