@@ -24,7 +24,7 @@ from processors.risk_monitor.state import FileIndex, TaskState
 from processors.risk_monitor.store import StateStore
 from processors.risk_monitor.streams import CONSUMER, STATE_BUCKET, ensure_bucket, ensure_streams
 from semspec.config.models import RiskConfig
-from semspec.services.agents import ready_file
+from semspec.services.presence import ready_file
 from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.subjects import (
     DEAD_LETTER_STREAM,
@@ -98,9 +98,9 @@ def start_monitor(repo: Path, nats_url: str, temporal_address: str) -> subproces
 
 
 async def wait_ready(repo: Path, proc: subprocess.Popen[bytes]) -> None:
-    marker = ready_file(repo / ".semspec" / "run", "monitor")
+    marker = ready_file(repo / ".semspec" / "run", "monitor", proc.pid)
     for _ in range(600):
-        if marker.exists() and marker.read_text().strip() == str(proc.pid):
+        if marker.exists():
             return
         assert proc.poll() is None, (repo / "monitor.log").read_text()
         await asyncio.sleep(0.05)

@@ -14,9 +14,10 @@ import pytest
 
 from semspec.config.models import NatsConfig, SemspecConfig, ServicesConfig, TemporalConfig
 from semspec.services import process
-from semspec.services.agents import WorkerSpec, mark_ready
+from semspec.services.agents import WorkerSpec
 from semspec.services.git_exclude import exclude_from_git
 from semspec.services.ports import free_port, port_is_free
+from semspec.services.presence import announce
 from semspec.services.specs import NatsSpec, TemporalSpec
 from semspec.services.state import ServiceRecord, load_records, save_records
 from tests.support.repos import make_repo
@@ -101,17 +102,16 @@ def test_worker_is_launched_with_the_repo_option_before_the_command(tmp_path: Pa
     assert plan.address == "task queue semspec"
 
 
-def test_a_python_service_is_healthy_only_once_its_ready_file_names_its_pid(
+def test_a_python_service_is_healthy_only_once_the_recorded_pid_announced_itself(
     tmp_path: Path,
 ) -> None:
     run_dir = tmp_path / "run"
-    mark_ready(run_dir, "worker")  # left over from an earlier run, by this very process
     spec = WorkerSpec()
     plan = spec.plan(SemspecConfig(), tmp_path, run_dir, set())
     record = ServiceRecord("worker", 999_999, plan.argv, plan.address, extra=plan.extra)
-    assert not spec.healthy(record)  # the plan removed the stale file
-    mark_ready(run_dir, "worker")
-    assert not spec.healthy(record)  # our PID, not the recorded one
+    assert not spec.healthy(record)
+    announce(run_dir, "worker", "this-test")
+    assert not spec.healthy(record)  # our PID announced, not the recorded one
     record.pid = os.getpid()
     assert spec.healthy(record)
 

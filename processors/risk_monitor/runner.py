@@ -15,8 +15,8 @@ from processors.signal_bridge import TemporalSignalBridge
 from semspec.config.models import SemspecConfig
 from semspec.errors import ServiceError
 from semspec.logging import get_logger
-from semspec.services.agents import mark_ready
 from semspec.services.connect import nats_options, resolve_endpoints, run_dir_of, temporal_client
+from semspec.services.presence import Presence, announce, default_identity, withdraw
 
 
 def log() -> Any:
@@ -54,13 +54,17 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    run_dir = run_dir_of(config, repo)
+    presence: Presence | None = None
     try:
         await monitor.start()
-        mark_ready(run_dir_of(config, repo), "monitor")
+        presence = await asyncio.to_thread(announce, run_dir, "monitor", default_identity())
         log().info("consuming", nats=endpoints.nats_url, temporal=endpoints.temporal_address)
         await monitor.run(stop)
         log().info("stopped", **vars(monitor.stats))
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
+        if presence is not None:
+            withdraw(run_dir, presence)
         await nc.drain()

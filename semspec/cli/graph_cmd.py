@@ -6,7 +6,7 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from vocabulary.store import open_store
+from semspec.services.graph_access import open_graph
 
 app = typer.Typer(help="Query the knowledge graph.", no_args_is_help=True)
 
@@ -19,7 +19,7 @@ def query(
 ) -> None:
     """Run a SELECT query and print its rows (named graphs need ``GRAPH ?g { ... }``)."""
     cli = cli_context(ctx)
-    store = open_store(cli.config.graph, cli.repo)
+    store = open_graph(cli.config, cli.repo)
     try:
         rows = store.select(sparql)
     finally:

@@ -16,7 +16,8 @@ from processors.code_index.indexer import IndexReport
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
 from semspec.errors import InputError, NotFoundError
-from vocabulary.store import GraphStore, open_store
+from semspec.services.graph_access import open_graph
+from vocabulary.store import GraphStore
 
 app = typer.Typer(
     help="Index the repository's code into the meaning graph; pack or summarize files.",
@@ -28,7 +29,7 @@ FILES_OPTION = typer.Option(..., "--file", "-f", help="File to include (repeatab
 
 @contextmanager
 def _store(cli: CliContext) -> Iterator[GraphStore]:
-    store = open_store(cli.config.graph, cli.repo)
+    store = open_graph(cli.config, cli.repo)
     try:
         yield store
     finally:

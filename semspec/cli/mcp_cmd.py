@@ -28,10 +28,10 @@ def _pack_builder(config: SemspecConfig, repo: Path) -> PackBuilder:
 
     def build(paths: Sequence[str]) -> str:
         from processors.code_index import meaning_pack
-        from vocabulary.store import open_store
+        from semspec.services.graph_access import open_graph
 
         try:
-            store = open_store(config.graph, repo)
+            store = open_graph(config, repo)
         except SemspecError as exc:
             raise ToolError(f"meaning graph unavailable: {exc.message}") from exc
         try:

@@ -9,7 +9,8 @@ import typer
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.errors import InputError
-from vocabulary.store import GraphStore, open_store
+from semspec.services.graph_access import open_graph
+from vocabulary.store import GraphStore
 from workflow.context.assembler import AssemblyRequest, assemble_review_context
 
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
@@ -85,7 +86,7 @@ def context(
         output_tokens=reviewer.output_tokens,
         safety_margin=reviewer.safety_margin,
     )
-    store = open_store(cli.config.graph, cli.repo)
+    store = open_graph(cli.config, cli.repo)
     try:
         summaries = _file_summaries(store, rel)
         if summaries is not None:

@@ -16,11 +16,19 @@ def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> N
     if as_json:
         print_json(cli.console, [asdict(s) for s in statuses])
         return
-    rows = [(s.name, s.state, s.address, s.version, s.pid or "") for s in statuses]
-    print_table(cli.console, None, ["service", "state", "address", "version", "pid"], rows)
+    rows = [(s.name, s.state, s.address, s.version, s.pid or "", s.identity) for s in statuses]
+    columns = ["service", "state", "address", "version", "pid", "identity"]
+    print_table(cli.console, None, columns, rows)
     for status in statuses:
         if status.extra and status.extra.get("ui_url"):
             cli.console.print(f"Temporal Web UI: {status.extra['ui_url']}", markup=False)
+    separate = [s for s in statuses if s.extra and s.extra.get("started") == "separately"]
+    if separate:
+        names = ", ".join(f"{s.name} {s.identity}" for s in separate)
+        cli.console.print(
+            f"started outside `semspec up` (`semspec down` leaves them running): {names}",
+            markup=False,
+        )
 
 
 def register(app: typer.Typer) -> None:

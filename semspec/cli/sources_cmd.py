@@ -8,7 +8,7 @@ from processors.sources.catalog import list_sops, show_sop
 from processors.sources.sync import sync_sources
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from vocabulary.store import open_store
+from semspec.services.graph_access import open_graph
 
 app = typer.Typer(
     help="Ingest and inspect SOPs under .semspec/sources/docs/sops/.", no_args_is_help=True
@@ -22,7 +22,7 @@ def sync(
 ) -> None:
     """Bring the graph in line with the SOP files; broken files are named and exit 2."""
     cli = cli_context(ctx)
-    store = open_store(cli.config.graph, cli.repo)
+    store = open_graph(cli.config, cli.repo)
     try:
         report = sync_sources(store, cli.repo)
     finally:
@@ -57,7 +57,7 @@ def list_command(
 ) -> None:
     """List the SOPs in the graph."""
     cli = cli_context(ctx)
-    store = open_store(cli.config.graph, cli.repo)
+    store = open_graph(cli.config, cli.repo)
     try:
         entries = list_sops(store)
     finally:
@@ -77,7 +77,7 @@ def show(
 ) -> None:
     """Show one SOP: metadata, summary, requirements and chunks."""
     cli = cli_context(ctx)
-    store = open_store(cli.config.graph, cli.repo)
+    store = open_graph(cli.config, cli.repo)
     try:
         detail = show_sop(store, sop_id)
     finally:

@@ -9,8 +9,8 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.logging import get_logger
-from semspec.services.agents import mark_ready
 from semspec.services.connect import nats_options, resolve_endpoints, run_dir_of, temporal_client
+from semspec.services.presence import Presence, announce, withdraw
 
 log = get_logger("worker")
 
@@ -19,11 +19,23 @@ def register(app: typer.Typer) -> None:
     """Add ``worker`` to the root app."""
 
     @app.command("worker")
-    def worker(ctx: typer.Context) -> None:
-        """Run a worker that executes task workflows and their activities."""
+    def worker(
+        ctx: typer.Context,
+        identity: str | None = typer.Option(
+            None,
+            "--identity",
+            help="Name of this worker in `semspec status` and Temporal (default: pid@host).",
+        ),
+    ) -> None:
+        """Run a worker that executes task workflows and their activities.
+
+        Start as many as you like on one stack; each announces itself under its own identity.
+        """
         cli = cli_context(ctx)
         config, repo = cli.config, cli.repo
         endpoints = resolve_endpoints(config, repo)
+        run_dir = run_dir_of(config, repo)
+        announced: list[Presence] = []
 
         async def main() -> None:
             from workflow.task.worker import run_worker
@@ -33,10 +45,11 @@ def register(app: typer.Typer) -> None:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
             client = await temporal_client(config, endpoints.temporal_address)
+            name = identity or client.identity
 
             def ready() -> None:
-                mark_ready(run_dir_of(config, repo), "worker")
-                log.info("worker ready", task_queue=endpoints.task_queue)
+                announced.append(announce(run_dir, "worker", name, endpoints.task_queue))
+                log.info("worker ready", task_queue=endpoints.task_queue, identity=name)
 
             await run_worker(
                 client,
@@ -45,6 +58,11 @@ def register(app: typer.Typer) -> None:
                 nats_options(config),
                 stop,
                 ready,
+                identity=name,
             )
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            for presence in announced:
+                withdraw(run_dir, presence)

@@ -215,6 +215,12 @@ class TemporalConfig(_Section):
     """API key (Temporal Cloud)."""
 
 
+class GraphServerConfig(_Section):
+    port: int = Field(default=0, ge=0, le=65535)
+    """Port of the Oxigraph server ``semspec up`` starts over ``graph.path`` in embedded mode
+    (0 = any free port; every process of the stack finds it in ``services.json``)."""
+
+
 class ServicesConfig(_Section):
     run_dir: str = ".semspec/run"
     """Where the embedded services keep their data, PIDs and ports."""
@@ -222,17 +228,22 @@ class ServicesConfig(_Section):
     """NATS JetStream connection."""
     temporal: TemporalConfig = Field(default_factory=TemporalConfig)
     """Temporal connection."""
+    graph: GraphServerConfig = Field(default_factory=GraphServerConfig)
+    """The embedded stack's graph server (the graph's mode and location are under ``graph``)."""
 
 
 class GraphConfig(_Section):
     mode: Literal["embedded", "sparql"] = "embedded"
-    """``embedded`` (Oxigraph files) or ``sparql`` (an external SPARQL 1.1 endpoint)."""
+    """``embedded`` (Oxigraph files under ``path``; while ``semspec up`` runs, every process uses
+    the graph server it started over them) or ``sparql`` (an external SPARQL 1.1 endpoint)."""
     path: str = ".semspec/graph"
-    """Store directory in embedded mode."""
+    """Store directory in embedded mode (opened directly only when no stack serves it)."""
     query_url: str | None = None
     """SPARQL query endpoint in sparql mode."""
     update_url: str | None = None
     """SPARQL update endpoint in sparql mode."""
+    timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds one request to a SPARQL endpoint (external, or the stack's server) may take."""
 
     @model_validator(mode="after")
     def _endpoint_urls(self) -> GraphConfig:

@@ -1,35 +1,23 @@
 """Python services started by ``semspec up``: the Temporal worker and the risk monitor.
 
-Each writes ``<run_dir>/<name>.ready`` holding its PID once it serves, which is its health check.
+Each announces itself once it serves (``services.presence``: one ready file per process, named by
+its PID), which is its health check. More workers or monitors started by hand on the same stack
+announce themselves the same way, so ``semspec status`` lists every one.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 from semspec import __version__
 from semspec.config.models import SemspecConfig
+from semspec.services.presence import Presence, present, read_presence, ready_dir, ready_file
 from semspec.services.specs import LaunchPlan
 from semspec.services.state import ServiceRecord
 
 # Records written before the ready file moved to ``extra`` kept it in the address.
 _LEGACY_PREFIX = "pid-file "
-
-
-def ready_file(run_dir: Path, name: str) -> Path:
-    """The file a Python service writes when it is serving."""
-    return run_dir / f"{name}.ready"
-
-
-def mark_ready(run_dir: Path, name: str) -> None:
-    """Record that this process serves as ``name``."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path = ready_file(run_dir, name)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(str(os.getpid()), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class _PythonServiceSpec:
@@ -46,19 +34,31 @@ class _PythonServiceSpec:
         return self.name
 
     def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
-        ready = ready_file(run_dir, self.name)
-        # A ready file left by an earlier run must not make the new process look healthy.
-        ready.unlink(missing_ok=True)
         # ``--repo`` belongs to the root command, so it goes before the subcommand.
         argv = [sys.executable, "-m", "semspec", "--repo", str(repo), self.command]
-        return LaunchPlan(argv, self.describe(config), {}, {"ready_file": str(ready)})
+        return LaunchPlan(argv, self.describe(config), {}, {"ready_dir": str(ready_dir(run_dir))})
+
+    def presence(self, record: ServiceRecord) -> Presence | None:
+        """What the process ``up`` started announced, or None before it serves."""
+        folder = record.extra.get("ready_dir")
+        if folder is None:
+            return None
+        found = read_presence(ready_file(Path(folder).parent, self.name, record.pid))
+        return found if found is not None and found.pid == record.pid else None
 
     def healthy(self, record: ServiceRecord) -> bool:
+        if "ready_dir" in record.extra:
+            return self.presence(record) is not None
+        # A stack started by an earlier version: one ready file holding the PID.
         path = Path(record.extra.get("ready_file") or record.address.removeprefix(_LEGACY_PREFIX))
         try:
             return path.read_text(encoding="utf-8").strip() == str(record.pid)
         except OSError:
             return False
+
+    def instances(self, run_dir: Path) -> list[Presence]:
+        """Every live process serving as this service, whoever started it."""
+        return present(run_dir, self.name)
 
     def check_external(self, config: SemspecConfig) -> bool:
         return False
@@ -72,6 +72,8 @@ class WorkerSpec(_PythonServiceSpec):
 
     name = "worker"
     command = "worker"
+    # Task activities read and write the graph through the server `up` starts.
+    depends_on: tuple[str, ...] = ("nats", "temporal", "graph")
 
     def describe(self, config: SemspecConfig) -> str:
         return f"task queue {config.services.temporal.task_queue}"

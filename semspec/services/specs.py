@@ -39,7 +39,10 @@ class ServiceSpec(Protocol):
     """One service the supervisor can start, check and describe.
 
     A spec may also set ``depends_on``: names of services that must be healthy before it
-    starts (unset = every service before it in the list).
+    starts (unset = every service before it in the list); ``startup_hint(record)``: the hint
+    shown when it exits while starting; ``presence(record)`` and ``instances(run_dir)``: what
+    the process ``up`` started announced, and every live process serving as it (more workers
+    started by hand), for ``status``.
     """
 
     name: str
@@ -75,7 +78,8 @@ def binary(name: str) -> str:
     return found
 
 
-def _version_of(argv: list[str]) -> str:
+def version_of(argv: list[str]) -> str:
+    """The first line ``argv`` prints (e.g. a ``--version``); "unknown" when it cannot run."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -132,7 +136,7 @@ class NatsSpec:
         return tcp_answers(parsed.hostname or "127.0.0.1", parsed.port or 4222, timeout=2)
 
     def version(self) -> str:
-        return _version_of([binary("nats-server"), "--version"])
+        return version_of([binary("nats-server"), "--version"])
 
 
 class TemporalSpec:
@@ -197,7 +201,7 @@ class TemporalSpec:
         return asyncio.run(probe())
 
     def version(self) -> str:
-        return _version_of([binary("temporal"), "--version"])
+        return version_of([binary("temporal"), "--version"])
 
 
 async def _temporal_answers(address: str, namespace: str | None) -> bool:

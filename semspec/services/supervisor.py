@@ -37,13 +37,16 @@ class ServiceStatus:
     version: str = ""
     pid: int | None = None
     extra: dict[str, str] | None = None
+    # Workers and monitors: the identity the process announced (Temporal's for a worker).
+    identity: str = ""
 
 
 def default_specs() -> list[ServiceSpec]:
     """The services ``up`` manages, in start order; later services may depend on earlier."""
     from semspec.services.agents import MonitorSpec, WorkerSpec
+    from semspec.services.graph_server import GraphSpec
 
-    return [NatsSpec(), TemporalSpec(), WorkerSpec(), MonitorSpec()]
+    return [NatsSpec(), TemporalSpec(), GraphSpec(), WorkerSpec(), MonitorSpec()]
 
 
 class Supervisor:
@@ -123,11 +126,12 @@ class Supervisor:
         deadline = time.monotonic() + HEALTH_TIMEOUT_S
         while time.monotonic() < deadline:
             if not process.is_ours(record.pid, record.argv):
+                explain = getattr(spec, "startup_hint", None)
                 raise ServiceError(
-                    "exited during start-up",
+                    f"exited during start-up{_last_line(record.log)}",
                     service=spec.name,
                     address=record.address,
-                    hint=f"see its log: {record.log}",
+                    hint=explain(record) if explain else f"see its log: {record.log}",
                 )
             if spec.healthy(record):
                 self._progress(f"{spec.name}: healthy at {record.address}")
@@ -153,10 +157,31 @@ class Supervisor:
             record = records.get(spec.name)
             if record is None or not process.is_ours(record.pid, record.argv):
                 results.append(ServiceStatus(spec.name, "down", record.address if record else ""))
-                continue
-            state = "up" if spec.healthy(record) else "unhealthy"
-            results.append(self._status(spec, record, state))
+            else:
+                state = "up" if spec.healthy(record) else "unhealthy"
+                results.append(self._status(spec, record, state))
+            results += self._others(spec, record)
         return results
+
+    def _others(self, spec: ServiceSpec, record: ServiceRecord | None) -> list[ServiceStatus]:
+        """Live processes serving as ``spec`` that ``up`` did not start (e.g. more workers)."""
+        instances = getattr(spec, "instances", None)
+        describe = getattr(spec, "describe", None)
+        if instances is None:
+            return []
+        return [
+            ServiceStatus(
+                spec.name,
+                "up",
+                describe(self.config) if describe is not None else "",
+                spec.version(),
+                found.pid,
+                {"started": "separately"},
+                found.identity,
+            )
+            for found in instances(self.run_dir)
+            if record is None or found.pid != record.pid
+        ]
 
     def down(self) -> list[ServiceStatus]:
         """Stop what ``up`` started, in reverse order; never a process we did not start."""
@@ -184,6 +209,29 @@ class Supervisor:
         return results
 
     def _status(self, spec: ServiceSpec, record: ServiceRecord, state: str) -> ServiceStatus:
+        presence = getattr(spec, "presence", None)
+        announced = presence(record) if presence is not None else None
         return ServiceStatus(
-            spec.name, state, record.address, spec.version(), record.pid, dict(record.extra)
+            spec.name,
+            state,
+            record.address,
+            spec.version(),
+            record.pid,
+            dict(record.extra),
+            announced.identity if announced is not None else "",
         )
+
+
+def _last_line(log: str, limit: int = 300) -> str:
+    """``: <last line of the log>`` (bounded), or nothing when the log is empty or unreadable."""
+    if not log or not Path(log).is_file():
+        return ""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 4096))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return f": {lines[-1][:limit]}" if lines else ""

@@ -217,17 +217,23 @@ def _nats_answers(url: str) -> bool:
     return asyncio.run(probe())
 
 
-def make_sample_repo(path: Path, config: dict[str, Any]) -> Path:
-    """A git repository with calc.py and a committed ``.semspec/config.yaml``."""
+def make_sample_repo(
+    path: Path, config: dict[str, Any], extra_files: dict[str, str] | None = None
+) -> Path:
+    """A git repository with calc.py, a committed ``.semspec/config.yaml`` and ``extra_files``."""
     files = {**SAMPLE_FILES, ".semspec/config.yaml": yaml.safe_dump(config, sort_keys=False)}
+    files.update(extra_files or {})
     make_repo(path, files)
     return path
 
 
 @contextmanager
-def running_stack(root: Path, config: dict[str, Any]) -> Iterator[Stack]:
-    """``semspec up`` in a new sample repository under ``root``; ``semspec down`` on exit."""
-    stack = Stack(make_sample_repo(root / "repo", config), root)
+def running_stack(
+    root: Path, config: dict[str, Any], extra_files: dict[str, str] | None = None
+) -> Iterator[Stack]:
+    """``semspec up`` in a new sample repository under ``root`` (with ``extra_files``
+    committed too); ``semspec down`` on exit."""
+    stack = Stack(make_sample_repo(root / "repo", config, extra_files), root)
     try:
         up = stack.cli("up", "--json", timeout=120)
         if up.returncode != 0:

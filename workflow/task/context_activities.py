@@ -17,6 +17,7 @@ from model.registry import ModelRegistry, load_registry
 from semspec.config import load_config
 from semspec.config.models import SemspecConfig
 from semspec.errors import SemspecError
+from semspec.services.graph_access import graph_config
 from vocabulary import code as C
 from vocabulary import source as sd
 from vocabulary.store import GraphStore, open_store
@@ -55,13 +56,14 @@ def repo_config(repo: Path) -> SemspecConfig:
 def graph_of(repo: Path, config: SemspecConfig, create: bool) -> Iterator[GraphStore | None]:
     """The repository's graph store for the duration of a block, or None when there is none.
 
-    Opened per use and closed after, because the embedded store is a single-writer directory
-    that the CLI may also want to open.
+    Opened per use and closed after: while the stack runs this is its graph server (shared by
+    every worker and command), otherwise the store directory that only one process may hold.
     """
-    if config.graph.mode == "embedded" and not create and not (repo / config.graph.path).exists():
+    graph = graph_config(config, repo)
+    if graph.mode == "embedded" and not create and not (repo / graph.path).exists():
         yield None
         return
-    store = open_store(config.graph, repo)
+    store = open_store(graph, repo)
     try:
         yield store
     finally:

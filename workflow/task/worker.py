@@ -20,12 +20,21 @@ def workflows() -> list[type[Any]]:
     return [TaskWorkflow, PlanWorkflow]
 
 
-def build_worker(client: Client, task_queue: str, publisher: EventPublisher | None) -> Worker:
-    """A worker for the task loop; activities share ``publisher`` for monitor events."""
+def build_worker(
+    client: Client,
+    task_queue: str,
+    publisher: EventPublisher | None,
+    identity: str | None = None,
+) -> Worker:
+    """A worker for the task loop; activities share ``publisher`` for monitor events.
+
+    ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
+    """
     activities = TaskActivities(publisher)
     return Worker(
         client,
         task_queue=task_queue,
+        identity=identity,
         workflows=workflows(),
         activities=[
             *activities.all(),
@@ -44,10 +53,11 @@ async def run_worker(
     nats_options: dict[str, Any] | None = None,
     stop: asyncio.Event | None = None,
     on_ready: Any = None,
+    identity: str | None = None,
 ) -> None:
     """Run until ``stop`` is set (or forever), then shut down gracefully."""
     publisher = EventPublisher(nats_url, dict(nats_options or {})) if nats_url else None
-    worker = build_worker(client, task_queue, publisher)
+    worker = build_worker(client, task_queue, publisher, identity)
     try:
         async with worker:
             if on_ready is not None:
