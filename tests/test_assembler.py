@@ -3,17 +3,20 @@ determinism and the budget error."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from processors.sources.catalog import show_sop
 from processors.sources.sync import SOP_DIR, sync_sources
 from semspec.config.models import GraphConfig
 from semspec.errors import ContextBudgetError
 from vocabulary.store import GraphStore, open_store
 from workflow.context.assembler import AssemblyRequest, assemble_review_context
-from workflow.context.assembler_sops import MatchedSop, allocate_chunks
+from workflow.context.assembler_sops import MatchedSop
+from workflow.context.sop_budget import SopSelection
 from workflow.knowledge import record_convention, record_decision
 
 
@@ -98,32 +101,90 @@ def test_sections_appear_in_order_sops_decisions_summaries_conventions(store: Gr
     assert context.used_tokens <= context.budget_tokens
 
 
-def _sops(*severities: str, chunks: int = 10) -> list[MatchedSop]:
-    nine_words = "one two three four five six seven eight nine"
-    return [
-        MatchedSop(f"{sev}-{i}", sev, "parent", [nine_words] * chunks)
-        for i, sev in enumerate(severities)
+NINE_WORDS = "one two three four five six seven eight nine"
+
+
+def _selection(*severities: str, chunks: int = 3) -> SopSelection:
+    return SopSelection(
+        [
+            MatchedSop(
+                f"{sev}-{i}",
+                sev,
+                title="t",
+                requirements=[f"must {i}"],
+                chunks=[NINE_WORDS] * chunks,
+            )
+            for i, sev in enumerate(severities)
+        ]
+    )
+
+
+def _take(selection: SopSelection, budget: int) -> SopSelection:
+    left = budget - selection.take_error_cores(words)
+    left -= selection.take_error_summaries(left, words)
+    selection.take_the_rest(left, words)
+    return selection
+
+
+def _kept(selection: SopSelection) -> list[tuple[str, str | None, int]]:
+    return [(s.sop_id, selection.forms.get(s.sop_id), s.taken) for s in selection.sops]
+
+
+def test_a_roomy_window_keeps_every_sop_whole() -> None:
+    selection = _take(_selection("error", "warning", "info"), 1_000)
+    assert _kept(selection) == [
+        ("error-0", "parent", 3),
+        ("warning-1", "parent", 3),
+        ("info-2", "parent", 3),
     ]
+    assert selection.cuts == []
 
 
-def test_chunks_share_the_sop_budget_fifty_thirty_five_fifteen() -> None:
-    sops = _sops("error", "warning", "info")
-    used = allocate_chunks(sops, 100, words)
-    assert [s.taken for s in sops] == [5, 3, 2]
-    assert used == 100
+def test_a_tight_window_cuts_info_sops_first_then_warning_sops_then_error_sections() -> None:
+    full = _take(_selection("error", "warning", "info"), 1_000).tokens
+    info_sections = 3 * 10
+    info_parent = words(_selection("info").sops[0].parent) + 1
+    # Just short of everything: the info SOP loses a section and nothing else changes.
+    assert _kept(_take(_selection("error", "warning", "info"), full - 1))[2] == (
+        "info-2",
+        "parent",
+        2,
+    )
+    # Short of the info SOP's whole text: it goes, warning and error stay whole.
+    tight = _take(_selection("error", "warning", "info"), full - info_sections - info_parent + 1)
+    assert _kept(tight) == [
+        ("error-0", "parent", 3),
+        ("warning-1", "parent", 3),
+        ("info-2", None, 0),
+    ]
+    assert any("info-2: info SOP left out" in cut for cut in tight.cuts)
+    # Tighter: warning sections go, then the warning SOP, before any error section.
+    tighter = _take(_selection("error", "warning", "info"), full - info_sections - info_parent - 1)
+    assert _kept(tighter)[:2] == [("error-0", "parent", 3), ("warning-1", "parent", 2)]
+    error_only = _take(_selection("error"), 1_000).tokens
+    no_warning = _take(_selection("error", "warning", "info"), error_only)
+    assert _kept(no_warning) == [
+        ("error-0", "parent", 3),
+        ("warning-1", None, 0),
+        ("info-2", None, 0),
+    ]
+    # Tightest: error sections are cut last, and the requirements stay.
+    bare = _take(_selection("error", "warning", "info"), error_only - 1)
+    assert _kept(bare) == [("error-0", "parent", 2), ("warning-1", None, 0), ("info-2", None, 0)]
+    assert "must 0" in (bare.block(bare.sops[0]) or "")
+    assert any("error-0: 1 of 3 section(s) left out" in cut for cut in bare.cuts)
 
 
-def test_an_unused_share_flows_to_the_next_severity() -> None:
-    sops = _sops("error", "info")
-    allocate_chunks(sops, 100, words)
-    assert [s.taken for s in sops] == [5, 5]
-
-
-def test_what_info_leaves_goes_back_to_the_most_severe_sops() -> None:
-    sops = _sops("error", "info", chunks=10)
-    sops[1].chunks = sops[1].chunks[:1]
-    allocate_chunks(sops, 100, words)
-    assert [s.taken for s in sops] == [9, 1]
+def test_error_summaries_give_way_before_error_requirements() -> None:
+    selection = _selection("error")
+    selection.sops[0].summary = "a long summary " * 10
+    core = selection.core_tokens(words)
+    _take(selection, core)
+    assert selection.forms == {"error-0": "core"}
+    assert (
+        selection.block(selection.sops[0]) == "### SOP error-0: t (error)\nRequirements:\n1. must 0"
+    )
+    assert selection.cuts[0].startswith("error-0: summary left out")
 
 
 def test_under_a_small_budget_conventions_drop_first_then_summaries_are_trimmed(
@@ -180,12 +241,30 @@ def test_the_same_graph_and_request_give_byte_identical_text(
         rebuilt.close()
 
 
-def test_sop_summaries_that_do_not_fit_raise_a_context_budget_error(store: GraphStore) -> None:
+def test_error_requirements_that_do_not_fit_raise_a_context_budget_error_naming_tokens(
+    store: GraphStore,
+) -> None:
     with pytest.raises(ContextBudgetError) as caught:
-        assemble_review_context(store, request(["src/app.py"], 10), words)
-    assert caught.value.available == 10
-    assert caught.value.needed > 10
-    assert "2 matching SOP(s)" in caught.value.message
+        assemble_review_context(store, request(["src/app.py"], 3), words)
+    # "### SOP py-errors: py-errors (error)" is five words, plus one for the separator.
+    assert (caught.value.needed, caught.value.available) == (6, 3)
+    assert "error-severity SOP(s) py-errors" in caught.value.message
+    assert caught.value.message.endswith("needs 6 tokens, 3 available")
+
+
+def test_a_window_that_holds_only_the_error_requirements_cuts_the_rest_and_says_why(
+    store: GraphStore,
+) -> None:
+    context = assemble_review_context(store, request(["src/app.py"], 6), words)
+    sops = context.sections[0]
+    assert (sops.items, sops.trimmed, sops.dropped) == (
+        ["py-errors"],
+        ["py-errors"],
+        ["src-logging"],
+    )
+    assert "error requirements are never cut" in sops.reason
+    assert [c.split(":")[0] for c in sops.cuts] == ["py-errors", "src-logging", "py-errors"]
+    assert "src-logging: warning SOP left out" in " ".join(sops.cuts)
 
 
 def test_the_diff_and_reserved_parts_come_out_of_the_budget(store: GraphStore) -> None:
@@ -219,3 +298,21 @@ def test_file_summaries_come_from_the_code_graph_when_the_caller_gives_none(
     context = assemble_review_context(store, request([path], 10_000), words)
     assert "### src/app.py\nsrc/app.py (python)\n  L3 def main() -> int" in context.text
     assert context.sections[2].items == [path]
+
+
+def test_each_requirement_of_a_real_synced_sop_appears_once(tmp_path: Path) -> None:
+    root = tmp_path / "own"
+    shutil.copytree(Path(__file__).resolve().parents[1] / SOP_DIR, root / SOP_DIR)
+    opened = open_store(GraphConfig(), tmp_path / "own-store")
+    try:
+        sync_sources(opened, root)
+        detail = show_sop(opened, "python-errors")
+        context = assemble_review_context(opened, request(["calc.py"], 100_000))
+    finally:
+        opened.close()
+    assert len(detail.requirements) == 4
+    for requirement in detail.requirements:
+        assert context.text.count(requirement) == 1, requirement
+    # The Requirements section holds only the items, so no chunk repeats it; "Why" stays.
+    assert not any("## Requirements" in chunk for chunk in detail.chunks)
+    assert "## Why" in context.text

@@ -6,11 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rdflib import URIRef
 
 from processors.sources.catalog import list_sops, show_sop
 from processors.sources.sync import SOP_DIR, sync_sources
 from semspec.config.models import GraphConfig
 from semspec.errors import NotFoundError
+from vocabulary import source as sd
+from vocabulary.namespaces import sop_graph
 from vocabulary.store import GraphStore, open_store
 
 ERRORS_SOP = """---
@@ -88,11 +91,8 @@ def test_good_sops_become_parents_with_summary_requirements_and_chunks(
     ]
     assert detail.entry.severity == "error"
     assert detail.entry.applies_to == ["*.py"]
-    assert [c.splitlines()[0] for c in detail.chunks] == [
-        "# Error handling",
-        "## Requirements",
-        "## Details",
-    ]
+    # The Requirements section holds only its items, which the parent carries: no chunk.
+    assert [c.splitlines()[0] for c in detail.chunks] == ["# Error handling", "## Details"]
     logging = show_sop(store, "logging")
     assert logging.summary == "Log with structlog, never print."
     assert logging.entry.applies_to == ["src/*.py", "tools/*.sh"]
@@ -107,6 +107,8 @@ def test_good_sops_become_parents_with_summary_requirements_and_chunks(
         ("---\ncategory: sop\napplies_to: '*.py'\nseverity: fatal\n---\nbody\n", "severity"),
         ("---\ncategory: sop\nseverity: info\n---\nbody\n", "missing applies_to"),
         ("---\ncategory: sop\napplies_to: '*.py'\nseverity: info\n---\n\n# Title\n", "no body"),
+        ("---\ncategory: sop\napplies_to: '!*.py'\nseverity: info\n---\nbody\n", "negation"),
+        ("---\ncategory: sop\napplies_to: ../x.py\nseverity: info\n---\nbody\n", "'..' folder"),
     ],
 )
 def test_a_broken_sop_is_named_with_its_problem_and_the_rest_still_ingest(
@@ -185,3 +187,39 @@ def test_show_of_an_unknown_sop_is_not_found(store: GraphStore, repo: Path) -> N
     sync_sources(store, repo)
     with pytest.raises(NotFoundError, match="nope"):
         show_sop(store, "nope")
+
+
+def test_prose_under_requirements_stays_in_a_chunk_without_the_items(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    repo = tmp_path / "prose"
+    body = (
+        "# Rules\n\nIntro.\n\n## Requirements\n\nAsk a lead when unsure.\n\n"
+        "- Item one\n- Item two\n"
+    )
+    write(repo, "r.md", f"---\ncategory: sop\napplies_to: '*'\nseverity: info\n---\n{body}")
+    sync_sources(store, repo)
+    detail = show_sop(store, "r")
+    assert detail.requirements == ["Item one", "Item two"]
+    assert detail.chunks[1] == "## Requirements\n\nAsk a lead when unsure."
+
+
+def test_an_sop_written_by_an_older_ingestion_is_rewritten_though_unchanged(
+    store: GraphStore, repo: Path
+) -> None:
+    sync_sources(store, repo)
+    graph = sop_graph("logging")
+    old = [
+        (s, p, o)
+        for s, p, o in (
+            (r["s"], r["p"], r["o"])
+            for r in store.select(
+                "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": URIRef(graph)}
+            )
+        )
+        if p != sd.INGEST_FORMAT
+    ]
+    store.replace_graph(graph, old)  # type: ignore[arg-type]
+    report = sync_sources(store, repo)
+    assert report.updated == [".semspec/sources/docs/sops/logging.md"]
+    assert sync_sources(store, repo).updated == []

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semspec.cli.app import app
+from semspec.errors import InputError
 
 REPO_SOPS = Path(__file__).resolve().parents[1] / ".semspec" / "sources" / "docs" / "sops"
 
@@ -55,6 +56,9 @@ def test_sources_sync_names_a_broken_file_and_exits_2(repo: Path) -> None:
 
 
 def test_review_context_prints_matching_sops_and_a_budget(repo: Path) -> None:
+    for name in ("workflow/task/loop.py", "workflow/x.py"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x = 1\n")
     run(repo, "sources", "sync")
     code, out = run(repo, "review", "context", "--file", "workflow/task/loop.py", "--json")
     assert code == 0
@@ -63,6 +67,35 @@ def test_review_context_prints_matching_sops_and_a_budget(repo: Path) -> None:
     assert data["used_tokens"] <= data["budget_tokens"]
     code, out = run(repo, "review", "context", "-f", "workflow/x.py")
     assert "## SOPs" in out and "budget" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("missing.py", "--file missing.py does not exist in the repository"),
+        (".semspec", "--file .semspec is not a regular file"),
+        ("../outside.py", "--file ../outside.py is outside the repository"),
+    ],
+)
+def test_review_context_rejects_a_file_that_is_not_in_the_repository(
+    repo: Path, name: str, problem: str
+) -> None:
+    (repo.parent / "outside.py").write_text("x = 1\n")
+    result = CliRunner().invoke(app, ["--repo", str(repo), "review", "context", "--file", name])
+    # The entry point (semspec.cli.app.main) prints InputError as error:/hint: with exit 2.
+    assert isinstance(result.exception, InputError)
+    assert result.exception.exit_code == 2
+    assert problem in result.exception.message
+
+
+def test_review_context_uses_the_configured_reviewer_window(repo: Path) -> None:
+    (repo / "calc.py").write_text("x = 1\n")
+    config = "models:\n  reviewer: {provider: scripted, model: scripted, context_window: 50000}\n"
+    (repo / ".semspec" / "config.yaml").write_text(config)
+    code, out = run(repo, "review", "context", "--file", "calc.py", "--json")
+    assert code == 0
+    # 50,000 less the reviewer's reserved parts (2,000 + 6,000 + 1,000) and the 15% margin.
+    assert json.loads(out)["budget_tokens"] == 50_000 - 9_000 - 7_500
 
 
 def test_graph_query_prints_rows_as_json(repo: Path) -> None:

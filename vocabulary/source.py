@@ -22,9 +22,11 @@ TITLE: Final = SEMSPEC["source.doc.title"]
 CATEGORY: Final = SEMSPEC["source.doc.category"]
 """Kind of document, e.g. ``sop`` (vs. spec, datasheet)."""
 APPLIES_TO: Final = SEMSPEC["source.doc.applies_to"]
-"""One glob per triple, matched against repo-relative task paths and their basenames."""
+"""One gitignore-style glob per triple, matched against repo-relative task paths
+(``vocabulary.applies_to``)."""
 MATCH_PREFIX: Final = SEMSPEC["source.doc.match_prefix"]
-"""The literal text of an ``applies_to`` glob before its first wildcard (a cheap pre-filter)."""
+"""``applies_to.literal_prefix`` of each glob: a path can match the glob only when one of its
+``lookup_keys`` starts with it (an exact-lookup pre-filter)."""
 SEVERITY: Final = SEMSPEC["source.doc.severity"]
 """``error``, ``warning`` or ``info``: the share of chunk budget the SOP competes for."""
 SUMMARY: Final = SEMSPEC["source.doc.summary"]
@@ -43,6 +45,8 @@ SOURCE_HASH: Final = SEMSPEC["source.doc.source_hash"]
 """sha256 of the file's bytes; unchanged hash means nothing to re-ingest."""
 PATH: Final = SEMSPEC["source.doc.path"]
 """Repo-relative path of the source file."""
+INGEST_FORMAT: Final = SEMSPEC["source.doc.ingest_format"]
+"""Version of the ingestion that wrote the SOP; an older one is re-ingested by the next sync."""
 
 SEVERITIES: Final = ("error", "warning", "info")
 """Allowed severities, most important first."""

@@ -28,6 +28,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from semspec.config.models import GraphConfig
 from semspec.errors import InputError, ServiceError
+from vocabulary.sparql_terms import Bindings, bind, iri_text, term_text
 
 Triple = tuple[rdflib.term.Node, rdflib.term.Node, rdflib.term.Node]
 Row = dict[str, rdflib.term.Node | None]
@@ -46,11 +47,16 @@ class GraphStore(Protocol):
     def graphs(self, prefix: str = "") -> list[str]:
         """Named graph IRIs starting with ``prefix``, sorted."""
 
-    def select(self, sparql: str) -> list[Row]:
-        """Rows of a SELECT query, one dict per solution (unbound variables map to None)."""
+    def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
+        """Rows of a SELECT query, one dict per solution (unbound variables map to None).
 
-    def update(self, sparql: str) -> None:
-        """Run a SPARQL 1.1 update."""
+        ``bindings`` maps variable names (no ``?``) to an rdflib term or a sequence of terms;
+        the store writes them as ``VALUES`` at the start of the first ``WHERE`` group. Data
+        (paths, ids, anything a user or a file supplied) goes here, never into ``sparql``.
+        """
+
+    def update(self, sparql: str, bindings: Bindings | None = None) -> None:
+        """Run a SPARQL 1.1 update; ``bindings`` as in ``select`` (for its ``WHERE`` group)."""
 
     def close(self) -> None:
         """Release the store (files, connections)."""
@@ -86,25 +92,24 @@ def _from_ox(term: object) -> Node | None:
     raise InputError(f"graph store returned an unsupported term {term!r}")
 
 
-def _iri(graph: str) -> URIRef:
-    if not graph or any(c in graph for c in '<>"{}|^`\\ \n\t'):
+def _iri(graph: str) -> str:
+    try:
+        return iri_text(graph)
+    except InputError:
         raise InputError(
             f"graph name {graph!r} is not a valid IRI",
-            hint="use an IRI such as urn:semspec:source:sop:<id>",
-        )
-    return URIRef(graph)
-
-
-def _n3(term: Node) -> str:
-    if isinstance(term, URIRef | BNode | Literal):
-        return term.n3()
-    raise InputError(f"cannot store {term!r}: only IRIs, blank nodes and literals are allowed")
+            hint="use an IRI such as urn:semspec:graph:sop:<id>",
+        ) from None
 
 
 def replace_graph_update(graph: str, triples: Iterable[Triple]) -> str:
-    """One SPARQL update that drops ``graph`` and inserts ``triples`` into it (one transaction)."""
-    iri = _iri(graph).n3()
-    body = " .\n".join(f"{_n3(s)} {_n3(p)} {_n3(o)}" for s, p, o in triples)
+    """One SPARQL update that drops ``graph`` and inserts ``triples`` into it (one transaction).
+
+    INSERT DATA takes no variables, so the terms are written by ``term_text``, which checks
+    every IRI and escapes every literal (the same writer the bindings use).
+    """
+    iri = _iri(graph)
+    body = " .\n".join(f"{term_text(s)} {term_text(p)} {term_text(o)}" for s, p, o in triples)
     drop = f"DROP SILENT GRAPH {iri}"
     if not body:
         return drop
@@ -125,6 +130,9 @@ def _rows(result: Result) -> list[Row]:
 class _SparqlStore:
     """What every store shares once it can run SPARQL text: graph listing, rows, errors."""
 
+    escapes_first = False
+    """True for a parser that expands ``\\u`` escapes before parsing (``literal_text``)."""
+
     def __init__(self, where: str) -> None:
         self._where = where
 
@@ -141,20 +149,23 @@ class _SparqlStore:
 
     def drop_graph(self, graph: str) -> None:
         """Remove the named graph ``graph`` (nothing happens if it does not exist)."""
-        self.update(f"DROP SILENT GRAPH {_iri(graph).n3()}")
+        self.update(f"DROP SILENT GRAPH {_iri(graph)}")
 
     def graphs(self, prefix: str = "") -> list[str]:
         """Named graph IRIs starting with ``prefix``, sorted."""
         names = {str(row["g"]) for row in self.select(_GRAPHS_QUERY) if row["g"] is not None}
         return sorted(name for name in names if name.startswith(prefix))
 
-    def select(self, sparql: str) -> list[Row]:
-        """Rows of a SELECT query, one dict per solution (unbound variables map to None)."""
-        return self._run(lambda: _rows(self._query(sparql)))
+    def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
+        """Rows of a SELECT query, one dict per solution (unbound variables map to None);
+        ``bindings`` become ``VALUES`` in its ``WHERE`` group."""
+        text = bind(sparql, bindings, escapes_first=self.escapes_first)
+        return self._run(lambda: _rows(self._query(text)))
 
-    def update(self, sparql: str) -> None:
-        """Run a SPARQL 1.1 update."""
-        self._run(lambda: self._update(sparql))
+    def update(self, sparql: str, bindings: Bindings | None = None) -> None:
+        """Run a SPARQL 1.1 update; ``bindings`` become ``VALUES`` in its ``WHERE`` group."""
+        text = bind(sparql, bindings, escapes_first=self.escapes_first)
+        self._run(lambda: self._update(text))
 
     def _run(self, action: Callable[[], T]) -> T:
         try:
@@ -205,9 +216,11 @@ class OxigraphFileStore(BackendStore):
         super().__init__(backend, where, update_graph=DATASET_DEFAULT_GRAPH_ID)
         self._ox: pyoxigraph.Store = backend._inner
 
-    def select(self, sparql: str) -> list[Row]:
-        """Rows of a SELECT query, one dict per solution (unbound variables map to None)."""
-        return self._run(lambda: self._ox_rows(sparql))
+    def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
+        """Rows of a SELECT query, one dict per solution (unbound variables map to None);
+        ``bindings`` become ``VALUES`` in its ``WHERE`` group."""
+        text = bind(sparql, bindings)
+        return self._run(lambda: self._ox_rows(text))
 
     def _ox_rows(self, sparql: str) -> list[Row]:
         solutions = self._ox.query(sparql, use_default_graph_as_union=True)
@@ -232,13 +245,22 @@ class MemoryStore(_SparqlStore):
         super().__init__("memory")
         self._dataset = Dataset(default_union=True)
 
-    def select(self, sparql: str) -> list[Row]:
-        """Rows of a SELECT query, one dict per solution (unbound variables map to None)."""
+    def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
+        """Rows of a SELECT query, one dict per solution (unbound variables map to None);
+        ``bindings`` become ``VALUES`` in its ``WHERE`` group."""
+    escapes_first = True
+
         # rdflib's own GRAPH evaluation calls its deprecated Dataset.contexts; that is
         # rdflib's business, not the caller's, so the warning stays inside.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            return super().select(sparql)
+            return super().select(sparql, bindings)
+
+    def update(self, sparql: str, bindings: Bindings | None = None) -> None:
+        """Run a SPARQL 1.1 update; ``bindings`` become ``VALUES`` in its ``WHERE`` group."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            super().update(sparql, bindings)
 
     def _query(self, sparql: str) -> Result:
         return self._dataset.query(sparql)
@@ -250,18 +272,20 @@ class MemoryStore(_SparqlStore):
         """Atomically replace the named graph ``graph``; a failure leaves the old content."""
         # rdflib parses SPARQL in pure Python, so loads go through the graph API; the triples
         # are materialized and checked first so a failing iterator changes nothing.
-        iri = _iri(graph)
+        iri = URIRef(graph)
+        _iri(graph)
         new = list(triples)
         for triple in new:
             for term in triple:
-                _n3(term)
+                term_text(term)
         self._dataset.remove_graph(iri)
         target = self._dataset.graph(iri)
         target.addN((s, p, o, target) for s, p, o in new)
 
     def drop_graph(self, graph: str) -> None:
         """Remove the named graph ``graph`` (nothing happens if it does not exist)."""
-        self._dataset.remove_graph(_iri(graph))
+        _iri(graph)
+        self._dataset.remove_graph(URIRef(graph))
 
     def close(self) -> None:
         """Release the store (nothing to release in memory)."""

@@ -8,10 +8,11 @@ reader returns items in a fixed order so the reviewer's context is reproducible.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rdflib import Literal
+from rdflib.term import Node
 
 from semspec.errors import InputError
 from vocabulary import semspec_terms as st
@@ -129,23 +130,22 @@ def _s(row: Row, name: str) -> str:
     return "" if value is None else str(value)
 
 
-def _values(var: str, items: Iterable[str]) -> str:
-    literals = " ".join(Literal(i).n3() for i in sorted(set(items)))
-    return f"VALUES ?{var} {{ {literals} }}"
-
-
 def decisions_for(
     store: GraphStore, task_id: str | None, plan_id: str | None, files: Sequence[str]
 ) -> list[Decision]:
     """Decisions of the task, or derived from the plan, or about any of ``files``; ordered by
     plan, task and title."""
     keys: list[str] = []
+    bound: dict[str, Node | list[Node]] = {}
     if task_id:
-        keys.append(f"{{ ?d <{st.DECISION_TASK}> {task_iri(task_id).n3()} }}")
+        keys.append(f"{{ ?d <{st.DECISION_TASK}> ?by_task }}")
+        bound["by_task"] = task_iri(task_id)
     if plan_id:
-        keys.append(f"{{ ?d <{st.WAS_DERIVED_FROM}> {plan_iri(plan_id).n3()} }}")
+        keys.append(f"{{ ?d <{st.WAS_DERIVED_FROM}> ?by_plan }}")
+        bound["by_plan"] = plan_iri(plan_id)
     if files:
-        keys.append(f"{{ {_values('file', files)} ?d <{st.DECISION_FILE}> ?file }}")
+        keys.append(f"{{ ?d <{st.DECISION_FILE}> ?by_file }}")
+        bound["by_file"] = [Literal(f) for f in sorted(set(files))]
     if not keys:
         return []
     rows = store.select(
@@ -161,7 +161,8 @@ WHERE {{
     OPTIONAL {{ ?d <{st.DECISION_FILE}> ?f }}
   }}
 }}
-GROUP BY ?d ?task ?plan ?title ?text"""
+GROUP BY ?d ?task ?plan ?title ?text""",
+        bound,
     )
     found = {
         Decision(

@@ -53,10 +53,11 @@ class GraphPerformanceHistory:
         """Totals over every recorded task of ``model`` in ``role``."""
         rows = self.store.select(
             f"""SELECT ?approved ?iterations ?tokens ?latency WHERE {{ GRAPH ?g {{
-  ?r a <{st.PERFORMANCE}> ; <{st.PERF_MODEL}> {Literal(model).n3()} ;
-     <{st.PERF_ROLE}> {Literal(role).n3()} ; <{st.PERF_APPROVED}> ?approved ;
+  ?r a <{st.PERFORMANCE}> ; <{st.PERF_MODEL}> ?model ;
+     <{st.PERF_ROLE}> ?role ; <{st.PERF_APPROVED}> ?approved ;
      <{st.PERF_ITERATIONS}> ?iterations ; <{st.PERF_TOKENS}> ?tokens ;
-     <{st.PERF_LATENCY}> ?latency }} }}"""
+     <{st.PERF_LATENCY}> ?latency }} }}""",
+            {"model": Literal(model), "role": Literal(role)},
         )
         stats = PerformanceStats()
         for row in rows:

@@ -98,9 +98,9 @@ def read_facts(store: GraphStore, paths: Iterable[str]) -> dict[str, FileFacts]:
     wanted = sorted(set(paths))
     if not wanted:
         return {}
-    values = " ".join(f"<{C.code_graph(p)}>" for p in wanted)
     rows = store.select(
-        f"SELECT ?g ?s ?p ?o WHERE {{ VALUES ?g {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }}"
+        "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }",
+        {"g": [URIRef(C.code_graph(p)) for p in wanted]},
     )
     found: dict[str, FileFacts] = {}
     for nodes in _subjects(rows).values():

@@ -55,7 +55,6 @@ WHERE {{
     ?sop a <{sd.SOP}> ; <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.CATEGORY}> ?category ;
          <{sd.SEVERITY}> ?severity ; <{sd.PATH}> ?path ; <{sd.APPLIES_TO}> ?glob .
     OPTIONAL {{ ?chunk <{sd.CHUNK_OF}> ?sop }}
-    %s
   }}
 }}
 GROUP BY ?sop ?id ?title ?category ?severity ?path
@@ -64,7 +63,7 @@ ORDER BY ?id"""
 
 def list_sops(store: GraphStore) -> list[SopEntry]:
     """Every SOP in the graph, ordered by id."""
-    return [_entry(row) for row in store.select(_LIST % "")]
+    return [_entry(row) for row in store.select(_LIST)]
 
 
 def _entry(row: Row) -> SopEntry:
@@ -82,17 +81,18 @@ def _entry(row: Row) -> SopEntry:
 
 def show_sop(store: GraphStore, sop_id: str) -> SopDetail:
     """The SOP ``sop_id`` in full; ``NotFoundError`` when no SOP has that id."""
-    literal = Literal(sop_id).n3()
-    rows = store.select(_LIST % f"FILTER(?id = {literal})")
+    bound = {"id": Literal(sop_id)}
+    rows = store.select(_LIST, bound)
     if not rows:
         raise NotFoundError("SOP", sop_id, hint="run `semspec sources list` to see the ids")
     body = store.select(
         f"""SELECT ?summary ?requirements ?index ?content WHERE {{
   GRAPH ?g {{
-    ?sop <{sd.ID}> {literal} ; <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements .
+    ?sop <{sd.ID}> ?id ; <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements .
     OPTIONAL {{ ?chunk <{sd.CHUNK_OF}> ?sop ; <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
   }}
-}} ORDER BY ?index"""
+}} ORDER BY ?index""",
+        bound,
     )
     requirements = _s(body[0], "requirements")
     return SopDetail(

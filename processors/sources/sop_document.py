@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import yaml
 
 from processors.sources import sop_markdown
+from vocabulary.applies_to import glob_problem
 from vocabulary.source import SEVERITIES
 from workflow.context.assembler_tokens import TokenCounter, count_tokens
 
@@ -81,6 +82,9 @@ def _applies_to(meta: dict[str, object]) -> tuple[str, ...]:
     for glob in globs:
         if not isinstance(glob, str) or not glob.strip():
             raise SopProblem(f"applies_to entries must be non-empty strings, got {glob!r}")
+        problem = glob_problem(glob.strip())
+        if problem is not None:
+            raise SopProblem(f"applies_to: {problem} (see docs/sops.md for the glob rules)")
         clean.append(glob.strip())
     return tuple(dict.fromkeys(clean))
 

@@ -90,36 +90,54 @@ def first_paragraph(parts: list[Section]) -> str:
     return ""
 
 
-def requirements(parts: list[Section]) -> list[str]:
-    """Items of the lists under every ``Requirements`` heading, in order (continuations joined)."""
+def is_requirements(section: Section) -> bool:
+    """True for a section headed ``Requirements`` (any level, any case, optional colon)."""
+    return section.heading.strip().rstrip(":").lower() == "requirements"
+
+
+def _split_requirements(section: Section) -> tuple[list[str], list[str]]:
+    """The list items of a Requirements section (continuations joined) and its other lines."""
     items: list[str] = []
-    for section in parts:
-        if section.heading.strip().rstrip(":").lower() != "requirements":
+    rest: list[str] = []
+    current: list[str] | None = None
+    for line in section.lines[1:]:
+        item = _LIST_ITEM.match(line)
+        if item:
+            if current:
+                items.append(" ".join(current))
+            current = [item.group(1).strip()]
+        elif current is not None and line.strip() and line.startswith((" ", "\t")):
+            current.append(line.strip())
+        elif current is not None and not line.strip():
             continue
-        current: list[str] | None = None
-        for line in section.lines[1:]:
-            item = _LIST_ITEM.match(line)
-            if item:
-                if current:
-                    items.append(" ".join(current))
-                current = [item.group(1).strip()]
-            elif current is not None and line.strip() and line.startswith((" ", "\t")):
-                current.append(line.strip())
-            elif current is not None and not line.strip():
-                continue
-            elif current is not None:
+        else:
+            if current is not None:
                 items.append(" ".join(current))
                 current = None
-        if current:
-            items.append(" ".join(current))
-    return [item for item in items if item]
+            rest.append(line)
+    if current:
+        items.append(" ".join(current))
+    return [item for item in items if item], rest
+
+
+def requirements(parts: list[Section]) -> list[str]:
+    """Items of the lists under every ``Requirements`` heading, in order (continuations joined)."""
+    return [item for s in parts if is_requirements(s) for item in _split_requirements(s)[0]]
 
 
 def chunks(parts: list[Section], max_tokens: int, count: TokenCounter) -> list[Chunk]:
     """One chunk per section, sections over ``max_tokens`` split at paragraphs, then lines."""
     out: list[Chunk] = []
     for section in parts:
-        text = "\n".join(section.lines).strip()
+        lines = section.lines
+        if is_requirements(section):
+            # The items are the parent's requirements, which the reviewer always gets; a chunk
+            # repeating them would put each requirement in the context twice.
+            rest = _split_requirements(section)[1]
+            if not any(line.strip() for line in rest):
+                continue
+            lines = (section.lines[0], *rest)
+        text = "\n".join(lines).strip()
         if not text:
             continue
         for piece in _bounded(text, max_tokens, count):

@@ -6,16 +6,13 @@ from rdflib import Literal
 
 from processors.sources.sop_document import SopDocument
 from vocabulary import source as sd
+from vocabulary.applies_to import literal_prefix
 from vocabulary.namespaces import RDF, chunk_iri, sop_iri
 from vocabulary.store import Triple
 
-_WILDCARDS = "*?["
-
-
-def match_prefix(glob: str) -> str:
-    """The literal text of ``glob`` before its first wildcard ('' when it starts with one)."""
-    cut = min((glob.index(c) for c in _WILDCARDS if c in glob), default=len(glob))
-    return glob[:cut]
+INGEST_FORMAT = 2
+"""Bumped whenever what ingestion writes changes (2: gitignore-style match prefixes, and no
+chunk repeats the requirements), so the next sync rewrites SOPs whose files did not change."""
 
 
 def sop_triples(doc: SopDocument) -> list[Triple]:
@@ -31,10 +28,11 @@ def sop_triples(doc: SopDocument) -> list[Triple]:
         (parent, sd.REQUIREMENTS, Literal("\n".join(doc.requirements))),
         (parent, sd.SOURCE_HASH, Literal(doc.source_hash)),
         (parent, sd.PATH, Literal(doc.path)),
+        (parent, sd.INGEST_FORMAT, Literal(INGEST_FORMAT)),
     ]
     for glob in doc.applies_to:
         triples.append((parent, sd.APPLIES_TO, Literal(glob)))
-        triples.append((parent, sd.MATCH_PREFIX, Literal(match_prefix(glob))))
+        triples.append((parent, sd.MATCH_PREFIX, Literal(literal_prefix(glob))))
     for index, chunk in enumerate(doc.chunks):
         node = chunk_iri(doc.sop_id, index)
         triples += [

@@ -7,8 +7,11 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rdflib import Literal
+from rdflib.term import Node
+
 from processors.sources.sop_document import SopProblem, parse_sop
-from processors.sources.sop_triples import sop_triples
+from processors.sources.sop_triples import INGEST_FORMAT, sop_triples
 from vocabulary import source as sd
 from vocabulary.namespaces import SOP_GRAPH_PREFIX, sop_graph
 from vocabulary.store import GraphStore
@@ -43,17 +46,30 @@ class _Stored:
     graph: str
     sop_id: str
     source_hash: str
+    ingest_format: int
 
 
 def stored_sops(store: GraphStore) -> dict[str, _Stored]:
     """The SOPs now in the graph, keyed by repo-relative path."""
     rows = store.select(
-        f"""SELECT ?g ?id ?path ?hash WHERE {{
-  GRAPH ?g {{ ?s a <{sd.SOP}> ; <{sd.ID}> ?id ; <{sd.PATH}> ?path ; <{sd.SOURCE_HASH}> ?hash }}
-  FILTER(STRSTARTS(STR(?g), "{SOP_GRAPH_PREFIX}"))
-}}"""
+        f"""SELECT ?g ?id ?path ?hash ?format WHERE {{
+  GRAPH ?g {{
+    ?s a <{sd.SOP}> ; <{sd.ID}> ?id ; <{sd.PATH}> ?path ; <{sd.SOURCE_HASH}> ?hash .
+    OPTIONAL {{ ?s <{sd.INGEST_FORMAT}> ?format }}
+  }}
+  FILTER(STRSTARTS(STR(?g), ?prefix))
+}}""",
+        {"prefix": Literal(SOP_GRAPH_PREFIX)},
     )
-    return {str(r["path"]): _Stored(str(r["g"]), str(r["id"]), str(r["hash"])) for r in rows}
+    return {
+        str(r["path"]): _Stored(str(r["g"]), str(r["id"]), str(r["hash"]), _format(r["format"]))
+        for r in rows
+    }
+
+
+def _format(value: Node | None) -> int:
+    # SOPs written before the format was recorded count as format 1.
+    return int(value.toPython()) if isinstance(value, Literal) else 1
 
 
 def sync_sources(store: GraphStore, repo: Path) -> SyncReport:
@@ -71,7 +87,7 @@ def sync_sources(store: GraphStore, repo: Path) -> SyncReport:
         data = file.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         old = stored.get(rel)
-        if old is not None and old.source_hash == digest:
+        if old is not None and old.source_hash == digest and old.ingest_format == INGEST_FORMAT:
             report.skipped.append(rel)
             continue
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -12,6 +13,7 @@ from semspec.errors import InputError
 from semspec.services.graph_access import open_graph
 from vocabulary.store import GraphStore
 from workflow.context.assembler import AssemblyRequest, assemble_review_context
+from workflow.task.review_context import review_request, reviewer_window
 
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
 
@@ -27,16 +29,27 @@ def _file_summaries(store: GraphStore, files: list[str]) -> dict[str, str] | Non
 
 
 def _relative(repo: Path, name: str) -> str:
-    path = Path(name)
-    if path.is_absolute():
-        try:
-            return path.resolve().relative_to(repo).as_posix()
-        except ValueError as exc:
-            raise InputError(
-                f"--file {name} is outside the repository {repo}",
-                hint="pass paths inside the repository (relative paths are taken from its root)",
-            ) from exc
-    return path.as_posix()
+    """``name`` as a repo-relative path of a regular file in the repository."""
+    root = repo.resolve()
+    given = Path(name)
+    candidate = given if given.is_absolute() else root / given
+    try:
+        rel = Path(os.path.normpath(candidate)).relative_to(root).as_posix()
+        inside = candidate.resolve().is_relative_to(root)
+    except ValueError:
+        rel, inside = "", False
+    if not inside or rel in ("", "."):
+        raise InputError(
+            f"--file {name} is outside the repository {repo}",
+            hint="pass paths inside the repository (relative paths are taken from its root)",
+        )
+    if not candidate.is_file():
+        what = "is not a regular file" if candidate.exists() else "does not exist"
+        raise InputError(
+            f"--file {name} {what} in the repository {repo}",
+            hint="pass an existing file, or a TASK_ID for a task's files (new ones included)",
+        )
+    return rel
 
 
 def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None, str]:
@@ -61,30 +74,33 @@ def context(
     task_id: str | None = typer.Argument(None, help="A submitted task (files, plan and diff)."),
     files: list[str] = typer.Option([], "--file", "-f", help="Task file (repeatable)."),
     plan: str | None = typer.Option(None, "--plan", help="Plan id, for its decisions."),
-    window: int = typer.Option(32_000, "--window", min=1, help="Reviewer window in tokens."),
+    window: int | None = typer.Option(
+        None,
+        "--window",
+        min=1,
+        help="Reviewer window in tokens (default: models.reviewer.context_window, else the "
+        "registry's figure for the reviewer's model, else 32,768).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Assemble the reviewer's context for TASK_ID or --file FILES, with a budget table."""
     cli = cli_context(ctx)
     diff = ""
+    # Files given by hand must exist; a task's own files may be ones it creates.
+    rel = [_relative(cli.repo, f) for f in files]
     if task_id is not None:
         task_files, task_plan, diff = _from_task(ctx, task_id)
-        files = files or task_files
+        rel = rel or task_files
         plan = plan or task_plan
-    if not files:
+    if not rel:
         raise InputError("give a TASK_ID or at least one --file", hint="e.g. --file src/app.py")
-    rel = [_relative(cli.repo, f) for f in files]
-    reviewer = cli.config.context.reviewer
-    request = AssemblyRequest(
-        task_files=tuple(rel),
+    request = review_request(
+        cli.config,
+        rel,
+        window or reviewer_window(cli.repo, cli.config),
         task_id=task_id,
-        diff=diff,
         plan_id=plan,
-        window_tokens=window,
-        system_prompt_tokens=reviewer.system_prompt_tokens,
-        working_memory_tokens=reviewer.working_memory_tokens,
-        output_tokens=reviewer.output_tokens,
-        safety_margin=reviewer.safety_margin,
+        diff=diff,
     )
     store = open_graph(cli.config, cli.repo)
     try:

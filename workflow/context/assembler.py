@@ -1,10 +1,12 @@
 """The reviewer's context assembler: SOPs that apply to the task files, then decisions, then
 file summaries, then conventions, cut to the token budget the reviewer's window leaves.
 
-Budget = window - system prompt - diff - working memory - output - safety margin. SOP summaries
-and requirements always go in (``ContextBudgetError`` if they cannot); decisions come next;
-chunks share what is left by severity; file summaries are trimmed and conventions dropped first.
-The function only reads the store, so the same graph and request give byte-identical text.
+Budget = window - system prompt - diff - working memory - output - safety margin. The heading
+and requirements of every error SOP always go in (``ContextBudgetError`` naming the tokens they
+need when they alone cannot); then error SOP summaries, decisions, error SOP sections, warning
+SOPs and info SOPs (``sop_budget`` has the order); file summaries are trimmed and conventions
+dropped first. The function only reads the store, so the same graph and request give
+byte-identical text.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from semspec.errors import ContextBudgetError
 from vocabulary.store import GraphStore
 from workflow import knowledge
 from workflow.context.assembler_model import AssembledContext, AssemblyRequest, Section
-from workflow.context.assembler_sops import MatchedSop, allocate_chunks, matching_sops
+from workflow.context.assembler_sops import matching_sops
 from workflow.context.assembler_summaries import code_graph_summaries
 from workflow.context.assembler_tokens import TokenCounter, count_tokens
+from workflow.context.sop_budget import SopSelection
 
 __all__ = ["AssembledContext", "AssemblyRequest", "Section", "assemble_review_context"]
 
@@ -52,25 +55,24 @@ def assemble_review_context(
     ledger = _Ledger(max(budget, 0))
     notes = [f"budget {budget} tokens for {len(files)} task file(s)"]
 
-    sops = matching_sops(store, files)
-    sop_section = Section("sops")
-    parents = sum(count(s.parent) + 1 for s in sops)
-    if parents > ledger.left:
+    selection = SopSelection(matching_sops(store, files))
+    required = selection.core_tokens(count)
+    if required > ledger.left:
+        ids = ", ".join(s.sop_id for s in selection.of("error"))
         raise ContextBudgetError(
-            f"the summaries and requirements of {len(sops)} matching SOP(s) do not fit "
-            f"the reviewer's context (window {request.window_tokens})",
-            needed=parents,
+            f"the requirements of the error-severity SOP(s) {ids} do not fit the reviewer's "
+            f"context (window {request.window_tokens}; error requirements are never cut)",
+            needed=required,
             available=max(budget, 0),
         )
-    ledger.used += parents
+    ledger.used += selection.take_error_cores(count)
+    ledger.used += selection.take_error_summaries(ledger.left, count)
 
     decisions = knowledge.decisions_for(store, request.task_id, request.plan_id, files)
     decision_section, decision_blocks = _decisions(decisions, ledger, count)
 
-    chunk_tokens = allocate_chunks(sops, ledger.left, count)
-    ledger.used += chunk_tokens
-    sop_blocks = _sop_blocks(sops, sop_section)
-    sop_section.tokens = parents + chunk_tokens
+    ledger.used += selection.take_the_rest(ledger.left, count)
+    sop_section, sop_blocks = _sop_section(selection)
 
     summaries = request.file_summaries
     if summaries is None:
@@ -101,18 +103,24 @@ def assemble_review_context(
     )
 
 
-def _sop_blocks(sops: list[MatchedSop], section: Section) -> list[str]:
+def _sop_section(selection: SopSelection) -> tuple[Section, list[str]]:
+    section = Section("sops", tokens=selection.tokens, cuts=list(selection.cuts))
     blocks: list[str] = []
-    for sop in sops:
-        blocks.append("\n\n".join([sop.parent, *sop.chunks[: sop.taken]]))
+    for sop in selection.sops:
+        block = selection.block(sop)
+        if block is None:
+            section.dropped.append(sop.sop_id)
+            continue
+        blocks.append(block)
         section.items.append(sop.sop_id)
-        if sop.taken < len(sop.chunks):
+        if selection.forms[sop.sop_id] == "core" or sop.taken < len(sop.chunks):
             section.trimmed.append(sop.sop_id)
-    if section.trimmed:
+    if section.trimmed or section.dropped:
         section.reason = (
-            "chunks past the SOP budget were left out (shares 50% error, 35% warning, 15% info)"
+            "the window is tight: info SOPs are cut first, then warning SOPs, then the "
+            "sections of error SOPs; error requirements are never cut"
         )
-    return blocks
+    return section, blocks
 
 
 def _decisions(
@@ -133,7 +141,7 @@ def _decisions(
         section.items.append(label)
         blocks.append(block)
     if section.dropped:
-        section.reason = "no budget left after the SOP summaries and requirements"
+        section.reason = "no budget left after the error SOPs' summaries and requirements"
     return section, blocks
 
 

@@ -30,7 +30,8 @@ class Section:
     """One part of the assembled context and what the budget did to it.
 
     ``share`` is this section's fraction of the context budget; ``items`` are the labels
-    included, ``trimmed`` those included in part, ``dropped`` those left out, ``reason`` why.
+    included, ``trimmed`` those included in part, ``dropped`` those left out, ``reason`` why,
+    and ``cuts`` one line per cut naming what was left out of which item and why.
     """
 
     name: str
@@ -40,6 +41,7 @@ class Section:
     trimmed: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     reason: str = ""
+    cuts: list[str] = field(default_factory=list)
 
 
 @dataclass

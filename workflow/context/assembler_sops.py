@@ -1,56 +1,75 @@
-"""The SOP part of the reviewer's context: which SOPs apply to the task files (two queries) and
-how their chunks share the SOP budget by severity."""
+"""The SOPs that apply to the task files, read from the graph in two queries, and the text of
+each one's parts (``sop_budget`` decides which parts go into the reviewer's context)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from posixpath import basename
 
-from rdflib import Literal
+from rdflib import Literal, URIRef
 
 from vocabulary import source as sd
-from vocabulary.applies_to import any_matches
+from vocabulary.applies_to import any_matches, lookup_keys
 from vocabulary.namespaces import SOP_GRAPH_PREFIX
 from vocabulary.store import GraphStore, Row
-from workflow.context.assembler_tokens import TokenCounter
-
-SEVERITY_SHARES = {"error": 0.50, "warning": 0.35, "info": 0.15}
-"""Share of the chunk budget each severity starts with; unused share flows to the next."""
 
 
 @dataclass
 class MatchedSop:
-    """An SOP that applies to the task: its always-included parent text and its chunks."""
+    """An SOP that applies to the task: its parts, and how many chunks the budget took.
+
+    ``requirements`` are never repeated by a chunk (ingestion leaves them out of the chunks),
+    so the parent text is the one place they appear.
+    """
 
     sop_id: str
     severity: str
-    parent: str
+    title: str = ""
+    applies_to: list[str] = field(default_factory=list)
+    summary: str = ""
+    requirements: list[str] = field(default_factory=list)
     chunks: list[str] = field(default_factory=list)
     taken: int = 0
 
+    @property
+    def heading(self) -> str:
+        """The SOP's heading line in the context."""
+        return f"### SOP {self.sop_id}: {self.title or self.sop_id} ({self.severity})"
 
-def _values(var: str, items: Sequence[str]) -> str:
-    return f"VALUES ?{var} {{ {' '.join(Literal(i).n3() for i in items)} }}"
+    @property
+    def core(self) -> str:
+        """Heading and numbered requirements: the least of an SOP the reviewer may get."""
+        lines = [self.heading]
+        if self.requirements:
+            lines.append("Requirements:")
+            lines += [f"{i}. {r}" for i, r in enumerate(self.requirements, start=1)]
+        return "\n".join(lines)
+
+    @property
+    def parent(self) -> str:
+        """Heading, the globs it applies to, summary and numbered requirements."""
+        lines = [self.heading, f"Applies to: {', '.join(self.applies_to)}"]
+        if self.summary:
+            lines.append(f"Summary: {self.summary}")
+        return "\n".join([*lines, *self.core.split("\n")[1:]])
 
 
 def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
     """SOPs whose ``applies_to`` matches a task file, most severe first, then by id."""
     if not files:
         return []
-    keys = {*files, *(basename(f) for f in files)}
-    # A glob can only match a path that starts with the glob's literal prefix, so every prefix
-    # of every key is looked up exactly (an index hit, not a scan); fnmatch then decides.
+    keys = {key for f in files for key in lookup_keys(f)}
+    # A glob can only match a path when its literal prefix starts one of the path's lookup
+    # keys, so every prefix of every key is looked up exactly (an index hit, not a scan);
+    # the glob itself then decides.
     prefixes = sorted({key[:end] for key in keys for end in range(len(key) + 1)})
     rows = store.select(
-        f"""SELECT ?sop ?glob WHERE {{
-  {{ SELECT DISTINCT ?sop WHERE {{
-      {_values("prefix", prefixes)}
-      GRAPH ?g {{ ?sop <{sd.MATCH_PREFIX}> ?prefix }}
-  }} }}
+        f"""SELECT DISTINCT ?sop ?glob WHERE {{
+  GRAPH ?g {{ ?sop <{sd.MATCH_PREFIX}> ?prefix }}
   GRAPH ?h {{ ?sop <{sd.APPLIES_TO}> ?glob }}
-  FILTER(STRSTARTS(STR(?h), "{SOP_GRAPH_PREFIX}"))
-}}"""
+  FILTER(STRSTARTS(STR(?h), ?sop_graphs))
+}}""",
+        {"prefix": [Literal(p) for p in prefixes], "sop_graphs": Literal(SOP_GRAPH_PREFIX)},
     )
     globs: dict[str, list[str]] = {}
     for row in rows:
@@ -62,28 +81,23 @@ def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
 
 
 def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> list[MatchedSop]:
-    values = "VALUES ?sop { " + " ".join(f"<{i}>" for i in iris) + " }"
     rows = store.select(
         f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements ?index ?content WHERE {{
-  {values}
   GRAPH ?g {{
     {{ ?sop <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.SEVERITY}> ?severity ;
            <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements }}
     UNION
     {{ ?chunk <{sd.CHUNK_OF}> ?sop ; <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
   }}
-}}"""
+}}""",
+        {"sop": [URIRef(i) for i in iris]},
     )
     parents: dict[str, MatchedSop] = {}
     chunks: dict[str, list[tuple[int, str]]] = {}
     for row in rows:
         sop = str(row["sop"])
         if row.get("id") is not None:
-            parents[sop] = MatchedSop(
-                sop_id=str(row["id"]),
-                severity=str(row["severity"]),
-                parent=_parent_text(row, sorted(globs[sop])),
-            )
+            parents[sop] = _parent(row, sorted(globs[sop]))
         else:
             index = row["index"]
             number = int(index.toPython()) if isinstance(index, Literal) else 0
@@ -95,52 +109,12 @@ def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> li
     return sorted(parents.values(), key=lambda s: (rank.get(s.severity, 99), s.sop_id))
 
 
-def _parent_text(row: Row, globs: list[str]) -> str:
-    lines = [
-        f"### SOP {row['id']}: {row['title']} ({row['severity']})",
-        f"Applies to: {', '.join(globs)}",
-    ]
-    if str(row["summary"]):
-        lines.append(f"Summary: {row['summary']}")
-    requirements = [r for r in str(row["requirements"]).split("\n") if r]
-    if requirements:
-        lines.append("Requirements:")
-        lines += [f"{i}. {r}" for i, r in enumerate(requirements, start=1)]
-    return "\n".join(lines)
-
-
-def allocate_chunks(sops: list[MatchedSop], budget: int, count: TokenCounter) -> int:
-    """Take chunks in order within each severity's share (unused share flows on to the next
-    severity, and what info leaves goes back to the most severe); returns tokens used."""
-    used = 0
-    carry = 0
-    for severity in sd.SEVERITIES:
-        allowance = int(budget * SEVERITY_SHARES[severity]) + carry
-        spent = _fill([s for s in sops if s.severity == severity], allowance, count)
-        used += spent
-        carry = allowance - spent
-    # Left over after info: offered again from the most severe SOPs down.
-    for severity in sd.SEVERITIES:
-        if budget - used <= 0:
-            break
-        used += _fill([s for s in sops if s.severity == severity], budget - used, count)
-    return used
-
-
-def _fill(sops: list[MatchedSop], allowance: int, count: TokenCounter) -> int:
-    # Round-robin by chunk position, so every SOP gets its first chunk before any gets a third;
-    # an SOP stops at its first chunk that does not fit, so no SOP has a gap.
-    spent = 0
-    stopped: set[str] = set()
-    depth = max((len(s.chunks) for s in sops), default=0)
-    for position in range(depth):
-        for sop in sops:
-            if sop.sop_id in stopped or sop.taken != position or position >= len(sop.chunks):
-                continue
-            cost = count(sop.chunks[position]) + 1
-            if spent + cost > allowance:
-                stopped.add(sop.sop_id)
-                continue
-            spent += cost
-            sop.taken += 1
-    return spent
+def _parent(row: Row, globs: list[str]) -> MatchedSop:
+    return MatchedSop(
+        sop_id=str(row["id"]),
+        severity=str(row["severity"]),
+        title=str(row["title"]),
+        applies_to=globs,
+        summary=str(row["summary"]),
+        requirements=[r for r in str(row["requirements"]).split("\n") if r],
+    )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rdflib import URIRef
+
 from vocabulary import code as C
 from vocabulary.store import GraphStore
 
@@ -16,27 +18,27 @@ def code_graph_summaries(store: GraphStore, paths: Sequence[str]) -> dict[str, s
     """Summary text per indexed path among ``paths`` (absent paths are left out)."""
     if not paths:
         return {}
-    # Each file's node and its own named graph are bound up front: scoped lookups instead of
-    # a join over every indexed file (two plain queries beat one with OPTIONAL symbols).
-    pairs = " ".join(f"({C.file_iri(p).n3()} <{C.code_graph(p)}>)" for p in sorted(set(paths)))
+    # Each file's own named graph is bound up front: scoped lookups instead of a join over
+    # every indexed file (two plain queries beat one with OPTIONAL symbols).
+    graphs = {"g": [URIRef(C.code_graph(p)) for p in sorted(set(paths))]}
     files = store.select(
         f"""SELECT ?file ?path ?language WHERE {{
-  VALUES (?file ?g) {{ {pairs} }}
   GRAPH ?g {{
     ?file a <{C.FILE}> ; <{C.PATH}> ?path .
     OPTIONAL {{ ?file <{C.LANGUAGE}> ?language }}
   }}
-}}"""
+}}""",
+        graphs,
     )
     symbols = store.select(
         f"""SELECT ?file ?line ?signature WHERE {{
-  VALUES (?file ?g) {{ {pairs} }}
   GRAPH ?g {{
-    ?file <{C.DEFINES}> ?symbol .
+    ?file a <{C.FILE}> ; <{C.DEFINES}> ?symbol .
     ?symbol <{C.SIGNATURE}> ?signature ; <{C.EVIDENCE}> ?ev .
     ?ev <{C.START_LINE}> ?line .
   }}
-}}"""
+}}""",
+        graphs,
     )
     by_file: dict[str, list[tuple[int, str]]] = {}
     for row in symbols:

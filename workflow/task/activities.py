@@ -19,21 +19,19 @@ from temporalio import activity
 
 from agents.factory import developer_agent, reviewer_agent
 from agents.protocol import DeveloperRequest, ReviewRequest
-from model.registry import load_registry
 from semspec.config.models import RoleModel
 from semspec.errors import GitError, SemspecError
 from vocabulary.events import MonitorEvent, UserSignal
 from vocabulary.subjects import monitor_subject, signal_subject
-from workflow.context.assembler import assemble_review_context
-from workflow.context.assembler_model import AssemblyRequest
 from workflow.gates.runner import run_gates
 from workflow.git.commit import commit_task
 from workflow.git.diff import worktree_diff
 from workflow.git.identity import repository_identity
 from workflow.git.worktree import ensure_worktree
-from workflow.task.context_activities import developer_context, graph_of, repo_config
+from workflow.task.context_activities import developer_context, repo_config
 from workflow.task.failures import to_application_error
 from workflow.task.publisher import EventPublisher
+from workflow.task.review_context import review_context
 from workflow.task.scope import out_of_scope
 from workflow.task.shared import (
     CommitInput,
@@ -50,7 +48,6 @@ from workflow.task.shared import (
     ReviewInput,
     ReviewStep,
     RoleSpec,
-    TaskSpec,
     Workspace,
     WorkspaceInput,
 )
@@ -223,7 +220,8 @@ class TaskActivities:
                 _role(repo, "reviewer", spec.reviewer), repo, followup=bool(inp.evidence)
             )
             diff = worktree_diff(Path(ws.path), ws.base_commit)
-            context = review_context(repo, spec, diff.patch)
+            # Graph reads block: off the event loop.
+            context = await asyncio.to_thread(review_context, repo, spec, diff.patch)
             if inp.evidence:
                 context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
             request = ReviewRequest(
@@ -355,39 +353,6 @@ def suggested_actions(task_id: str) -> list[Any]:
         SuggestedAction("approve as is", f"semspec escalations resolve {task_id} --action approve"),
         SuggestedAction("abort the task", f"semspec escalations resolve {task_id} --action abort"),
     ]
-
-
-def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None) -> str:
-    """Assembled reviewer context from the repository's graph; empty when there is none."""
-    config = repo_config(repo)
-    window = window_tokens or _reviewer_window(repo, spec.reviewer.model)
-    reviewer = config.context.reviewer
-    with graph_of(repo, config, create=False) as store:
-        if store is None:
-            return ""
-        assembled = assemble_review_context(
-            store,
-            AssemblyRequest(
-                task_files=tuple(spec.task_files),
-                plan_id=spec.plan_id,
-                task_id=spec.task_id,
-                diff=diff,
-                window_tokens=window,
-                system_prompt_tokens=reviewer.system_prompt_tokens,
-                working_memory_tokens=reviewer.working_memory_tokens,
-                output_tokens=reviewer.output_tokens,
-                safety_margin=reviewer.safety_margin,
-            ),
-        )
-    return assembled.text
-
-
-def _reviewer_window(repo: Path, model_id: str) -> int:
-    """Context window of the reviewer's model (32K when the registry does not know it)."""
-    try:
-        return load_registry(repo).get(model_id).context.context_window
-    except SemspecError:
-        return 32_000
 
 
 def _tail(path: Path, chars: int) -> str:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from temporalio import activity
+from rdflib import Literal
 
 from model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
 from model.registry import ModelRegistry, load_registry
@@ -19,7 +20,6 @@ from semspec.config.models import SemspecConfig
 from semspec.errors import SemspecError
 from semspec.services.graph_access import graph_config
 from vocabulary import code as C
-from vocabulary import source as sd
 from vocabulary.store import GraphStore, open_store
 from workflow.assignment import explain_assignment
 from workflow.context.budget import compute_budget
@@ -81,8 +81,9 @@ def _imports_between(store: GraphStore | None, files: list[str]) -> dict[str, se
             by_module[stem.replace("/", ".")] = path
     rows = store.select(
         f"""SELECT ?path ?module WHERE {{ GRAPH ?g {{
-  ?file <{C.IMPORTS}> ?imp . ?imp <{C.NAME}> ?module . ?imp <{C.EVIDENCE}> ?ev .
-  ?ev <{C.PATH}> ?path }} }}"""
+  ?ev <{C.PATH}> ?path . ?imp <{C.EVIDENCE}> ?ev . ?imp <{C.NAME}> ?module .
+  ?file <{C.IMPORTS}> ?imp }} }}""",
+        {"path": [Literal(f) for f in sorted(set(files))]},
     )
     edges: dict[str, set[str]] = {}
     for row in rows:
@@ -93,23 +94,18 @@ def _imports_between(store: GraphStore | None, files: list[str]) -> dict[str, se
 
 
 def sop_requirements(store: GraphStore | None, files: list[str]) -> list[str]:
-    """Requirements of the SOPs whose ``applies_to`` matches a task file, in SOP order."""
+    """Every requirement of the SOPs whose ``applies_to`` matches a task file, most severe SOP
+    first, each prefixed with its severity and SOP id (nothing is cut: the developer must see
+    every error-severity requirement)."""
     if store is None or not files:
         return []
     from workflow.context.assembler_sops import matching_sops
 
-    iris = [m.sop_id for m in matching_sops(store, files)]
-    if not iris:
-        return []
-    values = " ".join(f"<{iri}>" for iri in iris)
-    rows = store.select(
-        f"""SELECT ?sop ?req WHERE {{ VALUES ?sop {{ {values} }}
-  GRAPH ?g {{ ?sop <{sd.REQUIREMENTS}> ?req }} }}"""
-    )
-    found: dict[str, list[str]] = {}
-    for row in rows:
-        found.setdefault(str(row["sop"]), []).append(str(row["req"]))
-    return [req for iri in iris for req in sorted(found.get(iri, []))]
+    return [
+        f"[{sop.severity}] {sop.sop_id}: {requirement}"
+        for sop in matching_sops(store, files)
+        for requirement in sop.requirements
+    ]
 
 
 def _task_text(spec: TaskSpec) -> str:
