@@ -64,6 +64,7 @@ class Supervisor:
         self.run_dir = run_dir_of(config, repo)
         self.specs = list(specs) if specs is not None else default_specs()
         self._progress = on_progress or (lambda _msg: None)
+        self._log_start: dict[str, int] = {}
 
     def up(self) -> list[ServiceStatus]:
         """Start every embedded service not already running and wait until each is healthy.
@@ -99,6 +100,8 @@ class Supervisor:
         taken = {port for rec in records.values() for port in rec.ports.values()}
         launch = spec.plan(self.config, self.repo, self.run_dir, taken)
         log = self.run_dir / "logs" / f"{spec.name}.log"
+        # Logs are appended to; a start-up failure is explained from this start's part only.
+        self._log_start[str(log)] = _log_size(log)
         self._progress(f"{spec.name}: starting")
         pid = process.start_detached(launch.argv, log, self.repo, dict(os.environ))
         record = ServiceRecord(
@@ -128,7 +131,7 @@ class Supervisor:
             if not process.is_ours(record.pid, record.argv):
                 explain = getattr(spec, "startup_hint", None)
                 raise ServiceError(
-                    f"exited during start-up{_last_line(record.log)}",
+                    f"exited during start-up{_log_reason(record.log, self._log_start)}",
                     service=spec.name,
                     address=record.address,
                     hint=explain(record) if explain else f"see its log: {record.log}",
@@ -222,16 +225,26 @@ class Supervisor:
         )
 
 
-def _last_line(log: str, limit: int = 300) -> str:
-    """``: <last line of the log>`` (bounded), or nothing when the log is empty or unreadable."""
+def _log_size(log: Path) -> int:
+    try:
+        return log.stat().st_size if log.is_file() else 0
+    except OSError:
+        return 0
+
+
+def _log_reason(log: str, starts: dict[str, int], limit: int = 300) -> str:
+    """``: <why>`` from what this start wrote to ``log``: its first line saying ``error:`` or
+    ``fatal`` (a backtrace may follow), else its last line; bounded. Nothing when unreadable."""
     if not log or not Path(log).is_file():
         return ""
     try:
         with open(log, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 4096))
+            end = handle.seek(0, os.SEEK_END)
+            handle.seek(max(starts.get(log, 0), end - 8192))
             tail = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
     lines = [line.strip() for line in tail.splitlines() if line.strip()]
-    return f": {lines[-1][:limit]}" if lines else ""
+    errors = [line for line in lines if "error:" in line.lower() or "fatal" in line.lower()]
+    chosen = errors[:1] or lines[-1:]
+    return f": {chosen[0][:limit]}" if chosen else ""
