@@ -241,6 +241,8 @@ class OxigraphFileStore(BackendStore):
 class MemoryStore(_SparqlStore):
     """rdflib's in-memory dataset: the baseline the benchmarks compare against."""
 
+    escapes_first = True
+
     def __init__(self) -> None:
         super().__init__("memory")
         self._dataset = Dataset(default_union=True)
@@ -248,8 +250,6 @@ class MemoryStore(_SparqlStore):
     def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
         """Rows of a SELECT query, one dict per solution (unbound variables map to None);
         ``bindings`` become ``VALUES`` in its ``WHERE`` group."""
-    escapes_first = True
-
         # rdflib's own GRAPH evaluation calls its deprecated Dataset.contexts; that is
         # rdflib's business, not the caller's, so the warning stays inside.
         with warnings.catch_warnings():
