@@ -69,7 +69,13 @@ def signal_watchers(nats_url: str) -> int:
 
 def test_semspec_up_starts_the_risk_monitor_with_the_other_services(stack: Stack) -> None:
     services = {s["name"]: s["state"] for s in stack.cli_json("status")}
-    assert services == {"nats": "up", "temporal": "up", "worker": "up", "monitor": "up"}
+    assert services == {
+        "nats": "up",
+        "temporal": "up",
+        "graph": "up",
+        "worker": "up",
+        "monitor": "up",
+    }
 
 
 def test_plan_submit_wait_runs_a_dependent_task_after_its_dependency_and_reports_both(
