@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from temporalio import activity
 from rdflib import Literal
+from temporalio import activity
 
 from model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
 from model.registry import ModelRegistry, load_registry
