@@ -132,6 +132,8 @@ class TaskActivities:
         )
         try:
             agent = developer_agent(_role(repo, "developer", spec.developer), repo)
+            # The graph may be a server a network round trip away: never on the event loop.
+            context = await asyncio.to_thread(developer_context, spec, list(inp.carried))
             request = DeveloperRequest(
                 task_id=spec.task_id,
                 title=spec.title,
@@ -142,7 +144,7 @@ class TaskActivities:
                 iteration=inp.events.iteration,
                 feedback=list(inp.feedback),
                 guidance=inp.guidance,
-                context=developer_context(spec, list(inp.carried)),
+                context=context,
             )
             result = await _with_heartbeat(agent.develop(request))
             diff = worktree_diff(Path(ws.path), ws.base_commit)

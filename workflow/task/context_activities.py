@@ -6,6 +6,7 @@ so it lives here and the workflow only sees the typed results.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -152,17 +153,24 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     )
     lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
     lines += [f"too large: {r.message}" for r in report.reasons]
-    assignment = _assignment(repo, config, registry, sum(file_tokens.values()) + task_tokens)
+    # Graph reads (files or a server) run off the event loop.
+    assignment = await asyncio.to_thread(
+        _assignment, repo, config, registry, sum(file_tokens.values()) + task_tokens
+    )
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
     common = {"window": profile.context_window, "lines": lines, "assignment": assignment}
     if report.fits:
         return BudgetOutcome(fits=True, base_tokens=base, **common)  # type: ignore[arg-type]
-    with graph_of(repo, config, create=False) as store:
-        imports = _imports_between(store, list(spec.task_files))
+    imports = await asyncio.to_thread(_imports_of, repo, config, list(spec.task_files))
     plan = plan_subtasks(file_tokens, imports, limits_from_budget(report))
     if isinstance(plan, Refusal):
         return BudgetOutcome(fits=False, refusal=plan.message, base_tokens=base, **common)  # type: ignore[arg-type]
     return BudgetOutcome(fits=False, groups=plan, base_tokens=base, **common)  # type: ignore[arg-type]
+
+
+def _imports_of(repo: Path, config: SemspecConfig, files: list[str]) -> dict[str, set[str]]:
+    with graph_of(repo, config, create=False) as store:
+        return _imports_between(store, files)
 
 
 def _assignment(
@@ -208,20 +216,26 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
             )
         except SemspecError as exc:
             raise to_application_error(exc) from None
-    config = repo_config(repo)
-    with graph_of(repo, config, create=False) as store:
-        decisions = (
-            decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
-        )
-    return CheckpointStep(
-        ref=ref, commit_id=commit_id, decisions=[f"{d.title}: {d.text}" for d in decisions]
-    )
+    decisions = await asyncio.to_thread(_decisions_of, repo, spec)
+    return CheckpointStep(ref=ref, commit_id=commit_id, decisions=decisions)
+
+
+def _decisions_of(repo: Path, spec: TaskSpec) -> list[str]:
+    """The decisions a continuation carries, read from the graph (off the event loop)."""
+    with graph_of(repo, repo_config(repo), create=False) as store:
+        found = decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
+    return [f"{d.title}: {d.text}" for d in found]
 
 
 @activity.defn(name="task.finalize")
 async def finalize(inp: FinalizeInput) -> FinalizeStep:
     """Record the decision and conventions of an approval, the models' performance, and delete
     checkpoint branches unless the task keeps them."""
+    # Graph writes (files or a server) and git run off the event loop.
+    return await asyncio.to_thread(_finalize, inp)
+
+
+def _finalize(inp: FinalizeInput) -> FinalizeStep:
     spec = inp.spec
     repo = Path(spec.repo_path)
     config = repo_config(repo)
