@@ -72,6 +72,8 @@ def withdraw(run_dir: Path, presence: Presence) -> None:
 
 def read_presence(path: Path) -> Presence | None:
     """The presence a ready file records, or None when it is missing or unreadable."""
+    if not path.is_file():
+        return None
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         return Presence(**raw)
