@@ -17,7 +17,7 @@ from agents.llm_reviewer import LLMReviewer
 from agents.protocol import DeveloperAgent, ReviewerAgent
 from agents.stabilization.policy import StabilizationPolicy
 from model.providers.anthropic_chat import AnthropicChatProvider
-from model.providers.credentials import api_key_from_env
+from model.providers.credentials import api_key_from_env, is_loopback_url
 from model.providers.openai_chat import OpenAIChatProvider
 from model.providers.types import ChatProvider
 from semspec.config.models import RoleModel
@@ -68,8 +68,14 @@ def resolve(role: RoleModel, repo: Path) -> Resolved:
 def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatProvider, Resolved]:
     """The chat provider of ``role`` (``field`` names the config section in errors)."""
     settings = resolve(role, repo)
+    # An OpenAI-compatible server on this machine (Ollama, vLLM, llama.cpp) takes no key, even
+    # when the registry entry of the model it serves names one for the vendor's endpoint.
+    local = role.provider in OPENAI_NAMES and is_loopback_url(settings.base_url)
     key = api_key_from_env(
-        settings.api_key_env, field=f"{field}.api_key_env", required=role.provider == "anthropic"
+        settings.api_key_env,
+        field=f"{field}.api_key_env",
+        required=role.provider == "anthropic",
+        optional=local,
     )
     if role.provider in OPENAI_NAMES:
         provider: ChatProvider = OpenAIChatProvider(

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -25,16 +26,28 @@ QUERY_TIMEOUT_S = 10.0
 
 
 async def submit_plan(client: Client, task_queue: str, inp: PlanInput) -> WorkflowHandle[Any, Any]:
-    """Start the plan's workflow; a plan id that already exists is an input error."""
+    """Start the plan's workflow; a plan id that is running or already ran is an input error.
+
+    A plan runs once: starting it again would run its tasks (and their commits) a second time.
+    """
     try:
         return await client.start_workflow(
-            PlanWorkflow.run, inp, id=plan_workflow_id(inp.plan_id), task_queue=task_queue
+            PlanWorkflow.run,
+            inp,
+            id=plan_workflow_id(inp.plan_id),
+            task_queue=task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
     except WorkflowAlreadyStartedError:
-        raise InputError(
-            f"plan {inp.plan_id!r} already exists",
-            hint="give the plan another `id:`, or see it with `semspec plan status`",
-        ) from None
+        pass
+    status = await plan_status(client, inp.plan_id)
+    how = "is already running" if status.state == RUNNING else "already ran"
+    ended = f" ({status.outcome})" if status.outcome and status.state != RUNNING else ""
+    raise InputError(
+        f"plan {inp.plan_id!r} {how}{ended}",
+        hint=f"see it with `semspec plan status {inp.plan_id}`; to run the plan again, give it "
+        "a new `id:` (and its tasks new ids)",
+    )
 
 
 async def plan_status(client: Client, plan_id: str) -> PlanStatus:

@@ -1,4 +1,4 @@
-"""Talk to running task workflows: submit, status, list, cancel, resolve escalations."""
+"""Talk to task workflows: submit, status, list, cancel, resolve escalations."""
 
 from __future__ import annotations
 
@@ -29,6 +29,22 @@ from workflow.task.shared import (
 from workflow.task.workflows import TaskWorkflow
 
 QUERY_TIMEOUT_S = 10.0
+CLOSED_QUERY_TIMEOUT_S = 5.0
+"""A closed workflow answers a query by replay on a worker; without one it never answers."""
+
+TASK_STATES: tuple[str, ...] = (
+    "running",
+    "escalated",
+    "completed",
+    "failed",
+    "cancelled",
+    "terminated",
+    "timed_out",
+)
+"""What ``task list`` shows in its state column (``--state`` also takes an outcome)."""
+TASK_OUTCOMES: tuple[str, ...] = ("approved", "aborted", "refused")
+"""Outcomes of a completed workflow; all but ``approved`` list as ``failed``."""
+_TEMPORAL_SPELLING = {"canceled": "cancelled"}
 
 
 @dataclass
@@ -65,8 +81,14 @@ def _handle(client: Client, task_id: str) -> WorkflowHandle[Any, Any]:
     return client.get_workflow_handle(workflow_id_for(task_id))
 
 
+def state_name(status: WorkflowExecutionStatus | None) -> str:
+    """Temporal's execution status in lower case, ``cancelled`` spelled as in our outcomes."""
+    name = (status or WorkflowExecutionStatus.RUNNING).name.lower()
+    return _TEMPORAL_SPELLING.get(name, name)
+
+
 async def describe_state(client: Client, task_id: str) -> str:
-    """Temporal's execution status in lower case (running, completed, failed, ...)."""
+    """The workflow's execution state (running, completed, failed, cancelled, ...)."""
     try:
         desc = await _handle(client, task_id).describe()
     except RPCError as err:
@@ -75,61 +97,157 @@ async def describe_state(client: Client, task_id: str) -> str:
                 "task", task_id, hint="list tasks with `semspec task list`"
             ) from None
         raise
-    status = desc.status or WorkflowExecutionStatus.RUNNING
-    return status.name.lower()
+    return state_name(desc.status)
+
+
+async def task_exists(client: Client, task_id: str) -> bool:
+    """Whether a task workflow with this id was ever started."""
+    try:
+        await describe_state(client, task_id)
+    except NotFoundError:
+        return False
+    return True
 
 
 async def task_status(client: Client, task_id: str) -> TaskStatus:
-    """Current status: by query while running, from the result once closed."""
+    """Current status: by query while running, from the result once completed.
+
+    A cancelled, terminated or failed workflow has no result; a worker still answers the
+    status query by replaying its history, so its log and last gates stay visible.
+    """
     state = await describe_state(client, task_id)
     handle = _handle(client, task_id)
     if state == "completed":
         typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
         result: TaskResult = await typed.result()
         return result.status
-    if state != "running":
-        status = TaskStatus(task_id, "", state, 0, 0, 0, outcome=state)
+    if state == "running":
+        try:
+            return await _query(handle, QUERY_TIMEOUT_S)
+        except TimeoutError:
+            raise SemspecError(
+                f"task {task_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
+                hint="is a worker running? start one with `semspec up` or `semspec worker`",
+            ) from None
+    return await _closed_status(handle, task_id, state)
+
+
+async def _query(handle: WorkflowHandle[Any, Any], timeout_s: float) -> TaskStatus:
+    status: TaskStatus = await asyncio.wait_for(
+        handle.query(QUERY_STATUS, result_type=TaskStatus), timeout_s
+    )
+    return status
+
+
+async def _closed_status(handle: WorkflowHandle[Any, Any], task_id: str, state: str) -> TaskStatus:
+    """The last status of a workflow that closed without a result (cancelled, terminated...)."""
+    try:
+        status = await _query(handle, CLOSED_QUERY_TIMEOUT_S)
+    except Exception:  # no worker to replay it, or its code changed: say what Temporal knows
+        status = TaskStatus(task_id, "", "done", 0, 0, 0)
+    status.phase, status.pending_escalation = "done", None
+    status.outcome = status.outcome or state
+    if not status.reason:
         try:
             await handle.result()
         except WorkflowFailureError as err:
             status.reason = str(err.cause) if err.cause else str(err)
         except Exception as err:
             status.reason = str(err)
-        return status
-    try:
-        return await asyncio.wait_for(
-            handle.query(QUERY_STATUS, result_type=TaskStatus), QUERY_TIMEOUT_S
+    return status
+
+
+def check_state(state: str | None) -> str | None:
+    """``--state`` normalised (``canceled`` is ``cancelled``); anything unknown is an error."""
+    if state is None:
+        return None
+    value = _TEMPORAL_SPELLING.get(state.strip().lower(), state.strip().lower())
+    if value not in TASK_STATES + TASK_OUTCOMES:
+        raise InputError(
+            f"--state {state!r} is not a task state",
+            hint=f"use one of: {', '.join(TASK_STATES + TASK_OUTCOMES)}",
         )
-    except TimeoutError:
-        raise SemspecError(
-            f"task {task_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
-            hint="is a worker running? start one with `semspec up` or `semspec worker`",
-        ) from None
+    return value
+
+
+def _list_row(wf_state: str, status: TaskStatus | None) -> tuple[str, str]:
+    """State and phase columns: escalated tasks as such, completed ones by their outcome."""
+    if status is None:
+        return wf_state, "unknown" if wf_state in ("running", "completed") else wf_state
+    phase = status.phase
+    if wf_state == "running":
+        return ("escalated" if phase == "escalated" else "running"), phase
+    outcome = status.outcome or wf_state
+    if wf_state == "completed":
+        return ("completed" if outcome == "approved" else "failed"), outcome
+    return wf_state, outcome
 
 
 async def list_tasks(
     client: Client, state: str | None = None, limit: int = 200
 ) -> list[TaskSummary]:
-    """Task workflows, newest first; running ones report their phase (e.g. escalated)."""
-    rows = []
-    async for wf in client.list_workflows("WorkflowType = 'TaskWorkflow'", limit=limit):
+    """One row per task, newest first; escalated and failed tasks show as such.
+
+    A task that checkpointed ran as several workflow runs (continue-as-new); only its latest
+    run is listed.
+    """
+    wanted = check_state(state)
+    rows: list[TaskSummary] = []
+    seen: set[str] = set()
+    query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+    async for wf in client.list_workflows(query, limit=limit):
+        if wf.id in seen:
+            continue
+        seen.add(wf.id)
         task_id = wf.id.removeprefix("task-")
-        wf_state = (wf.status or WorkflowExecutionStatus.RUNNING).name.lower()
-        phase, iteration, title = wf_state, 0, ""
-        if wf_state in ("running", "completed"):
-            try:
-                status = await asyncio.wait_for(task_status(client, task_id), QUERY_TIMEOUT_S)
-                phase, iteration, title = status.phase, status.iteration, status.title
-                if wf_state == "completed":
-                    phase = status.outcome or phase
-            except (SemspecError, TimeoutError):
-                phase = "unknown"
-        shown = "escalated" if phase == "escalated" else wf_state
-        if state and state not in (shown, wf_state, phase):
+        wf_state = state_name(wf.status)
+        status: TaskStatus | None = None
+        try:
+            status = await asyncio.wait_for(task_status(client, task_id), QUERY_TIMEOUT_S)
+        except (SemspecError, TimeoutError):
+            status = None
+        shown, phase = _list_row(wf_state, status)
+        if wanted and wanted not in (shown, phase):
             continue
         started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
+        title, iteration = (status.title, status.iteration) if status else ("", 0)
         rows.append(TaskSummary(task_id, shown, title, phase, iteration, started))
     return rows
+
+
+async def find_task(client: Client, ident: str) -> tuple[str, str | None]:
+    """The task an id names, and the escalation id when ``ident`` is one (``<task>-<n>``).
+
+    A task id wins over an escalation id, so a task named ``fix-bug-2`` is never read as
+    escalation 2 of ``fix-bug``.
+    """
+    if await task_exists(client, ident):
+        return ident, None
+    head, _, tail = ident.rpartition("-")
+    if head and tail.isdigit() and await task_exists(client, head):
+        return head, ident
+    raise NotFoundError(
+        "task or escalation",
+        ident,
+        hint="list them with `semspec escalations list` or `semspec task list`",
+    )
+
+
+def check_pending(status: TaskStatus, escalation_id: str | None) -> None:
+    """An InputError unless the task waits on an escalation (the one named, when named)."""
+    esc = status.pending_escalation
+    state = status.outcome or status.phase
+    if esc is None:
+        raise InputError(
+            f"task {status.task_id} is not escalated (state: {state})",
+            hint=f"see `semspec task status {status.task_id}`",
+        )
+    if escalation_id is not None and esc.escalation_id != escalation_id:
+        raise InputError(
+            f"escalation {escalation_id} is not pending; task {status.task_id} waits on "
+            f"{esc.escalation_id}",
+            hint=f"see it with `semspec escalations show {esc.escalation_id}`",
+        )
 
 
 async def cancel(client: Client, task_id: str) -> None:
@@ -140,11 +258,15 @@ async def cancel(client: Client, task_id: str) -> None:
     await _handle(client, task_id).cancel()
 
 
-async def resolve(client: Client, task_id: str, resolution: Resolution) -> ResolutionAck:
-    """Answer a pending escalation; the workflow validates the answer."""
+async def resolve(
+    client: Client, task_id: str, resolution: Resolution, escalation_id: str | None = None
+) -> ResolutionAck:
+    """Answer a pending escalation (only ``escalation_id`` when given); the workflow validates."""
     state = await describe_state(client, task_id)
     if state != "running":
         raise InputError(f"task {task_id} is not escalated (it is {state})")
+    if escalation_id is not None:
+        check_pending(await task_status(client, task_id), escalation_id)
     try:
         ack: ResolutionAck = await _handle(client, task_id).execute_update(
             UPDATE_RESOLVE, resolution, result_type=ResolutionAck

@@ -82,11 +82,11 @@ def test_init_writes_a_config_that_validates_with_the_detected_preset(git_repo: 
     ],
 )
 def test_init_picks_the_gate_preset_from_the_build_file(
-    tmp_path: Path, marker: str, preset: str
+    git_repo: Path, marker: str, preset: str
 ) -> None:
-    (tmp_path / marker).write_text("", encoding="utf-8")
-    assert semspec("init", str(tmp_path)).exit_code == 0
-    assert load_config(tmp_path, environ={}).gates.preset == preset
+    (git_repo / marker).write_text("", encoding="utf-8")
+    assert semspec("init", str(git_repo)).exit_code == 0
+    assert load_config(git_repo, environ={}).gates.preset == preset
 
 
 def test_init_keeps_the_run_directory_out_of_git_status(git_repo: Path) -> None:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from agents.command_developer import CommandDeveloper
 from agents.llm_factory import developer_for, resolve, reviewer_for
 from agents.protocol import DeveloperRequest
+from model.providers.credentials import is_loopback_url
 from model.registry import load_registry
 from semspec.config.models import RoleModel
 from semspec.errors import ConfigError
@@ -19,6 +21,13 @@ import sys, pathlib
 prompt = sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read()
 pathlib.Path("agent_was_here.txt").write_text(prompt)
 print("edited agent_was_here.txt")
+"""
+UNSET_KEY_VARIABLE = "SEMSPEC_TEST_NEVER_SET_KEY"
+LEAVES_A_WATCHER = """\
+import subprocess, sys
+# A child that outlives the agent and keeps the agent's stdout and stderr open.
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+print("edited the files; a watcher keeps running")
 """
 
 
@@ -146,3 +155,56 @@ async def test_command_that_does_not_exist_is_a_config_error(git_repo: Path) -> 
         await developer_for(role, git_repo).develop(request_for(git_repo))
 
     assert "surely-not-an-agent-cli" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:11434/v1", "http://localhost:8000/v1", "http://[::1]:8000/v1"],
+)
+def test_loopback_addresses_count_as_this_machine(url: str) -> None:
+    assert is_loopback_url(url)
+
+
+@pytest.mark.parametrize("url", ["https://api.openai.com/v1", "http://10.0.0.5:8000/v1", None])
+def test_other_addresses_do_not_count_as_this_machine(url: str | None) -> None:
+    assert not is_loopback_url(url)
+
+
+async def test_a_local_openai_compatible_server_needs_no_api_key(git_repo: Path) -> None:
+    with FakeLLMServer([call("submit", {"summary": "nothing to do"})]) as server:
+        # The key variable is named (as a registry entry for the vendor names one) but unset.
+        role = RoleModel(
+            provider="openai",
+            model="gpt-4o-mini",
+            base_url=server.base_url,
+            api_key_env=UNSET_KEY_VARIABLE,
+        )
+        assert is_loopback_url(server.base_url)
+        result = await developer_for(role, git_repo).develop(request_for(git_repo))
+
+    assert result.outcome == "submitted"
+
+
+def test_a_remote_openai_compatible_server_still_needs_its_api_key(git_repo: Path) -> None:
+    role = RoleModel(
+        provider="openai",
+        model="gpt-4o-mini",
+        base_url="https://llm.example.invalid/v1",
+        api_key_env=UNSET_KEY_VARIABLE,
+    )
+
+    with pytest.raises(ConfigError) as caught:
+        developer_for(role, git_repo)
+
+    assert UNSET_KEY_VARIABLE in caught.value.message
+
+
+async def test_a_command_agent_that_exits_0_leaving_a_background_child_succeeds(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    agent = CommandDeveloper(script_command(tmp_path, LEAVES_A_WATCHER), timeout_s=30)
+
+    result = await agent.develop(request_for(git_repo))
+
+    assert result.outcome == "submitted"
+    assert result.summary == "edited the files; a watcher keeps running"

@@ -28,7 +28,7 @@ from semspec.cli import (
 from semspec.cli.context import CliContext, find_repo
 from semspec.cli.demo_cmd import register as register_demo
 from semspec.cli.mcp_cmd import register as register_mcp
-from semspec.errors import SemspecError
+from semspec.errors import InputError, SemspecError
 from semspec.logging import configure_logging, get_logger
 
 app = typer.Typer(
@@ -66,6 +66,12 @@ def root(
     if log_format not in ("auto", "console", "json"):
         raise typer.BadParameter("expected auto, console or json", param_hint="--log-format")
     configure_logging(log_format, os.environ.get("SEMSPEC_LOG_LEVEL", "INFO"))  # type: ignore[arg-type]
+    if repo is not None and not repo.is_dir():
+        raise InputError(
+            f"--repo {repo}: no such directory",
+            hint="pass the path of an existing repository (--repo or SEMSPEC_REPO), or leave "
+            "it out to use the nearest one to the current directory",
+        )
     target = repo.resolve() if repo is not None else find_repo(Path.cwd())
     ctx.obj = CliContext(target)
     get_logger("cli").debug("command", command=ctx.invoked_subcommand, repo=str(target))

@@ -18,6 +18,7 @@ from workflow.context.decompose import Refusal, limits_from_budget, plan_subtask
 from workflow.context.estimator import TokenEstimator
 
 DEFAULT_OUTPUT_TOKENS = 4_000
+EXIT_TOO_LARGE = 1
 
 
 def parse_role(value: str) -> Role:
@@ -91,7 +92,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Print the task's context budget line by line and whether it fits the model."""
+        """Print the task's context budget line by line and whether it fits the model.
+
+        Exits 0 when the task fits, 1 when it is too large (split or refused), so scripts can
+        check a task before submitting it.
+        """
         cli = cli_context(ctx)
         chosen_role = parse_role(role)
         model_id = model or getattr(cli.config.models, chosen_role).model
@@ -120,7 +125,7 @@ def register(app: typer.Typer) -> None:
                 "refusal": dataclasses.asdict(split) if isinstance(split, Refusal) else None,
             }
             print_json(cli.console, data)
-            return
+            raise typer.Exit(EXIT_TOO_LARGE if not report.fits else 0)
         how = f"{encoding}, {'approximate' if approximate else 'exact'}"
         _print_report(cli, spec, report, how)
         if isinstance(split, Refusal):
@@ -129,3 +134,5 @@ def register(app: typer.Typer) -> None:
             cli.console.print("suggested subtasks:", markup=False)
             for number, group in enumerate(split, start=1):
                 cli.console.print(f"  {number}. {', '.join(group)}", markup=False)
+        if not report.fits:
+            raise typer.Exit(EXIT_TOO_LARGE)

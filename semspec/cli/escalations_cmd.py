@@ -9,9 +9,10 @@ from semspec.cli.context import cli_context
 from semspec.cli.monitor_cmd import watch as monitor_watch
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
+from semspec.cli.task_render import render_failed_gates
 from semspec.errors import InputError
 from semspec.services.connect import Endpoints
-from semspec.task_client import list_tasks, resolve, task_status
+from semspec.task_client import check_pending, find_task, list_tasks, resolve, task_status
 from workflow.task.activities import suggested_actions
 from workflow.task.shared import RESOLUTION_ACTIONS, Escalation, Resolution
 
@@ -28,15 +29,13 @@ async def pending(client: Client) -> list[Escalation]:
     return found
 
 
-def _task_of(ident: str) -> str:
-    """Accept a task id or an escalation id (``<task>-<n>``)."""
-    head, _, tail = ident.rpartition("-")
-    return head if head and tail.isdigit() and len(tail) < 4 else ident
-
-
 @app.command("list")
 def list_cmd(
-    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+    ctx: typer.Context,
+    wide: bool = typer.Option(
+        False, "--wide", help="One line per escalation however wide (long cells fold by default)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Escalations waiting for a human."""
     cli = cli_context(ctx)
@@ -51,6 +50,7 @@ def list_cmd(
             None,
             ["escalation", "task", "reason", "iteration", "message"],
             [(e.escalation_id, e.task_id, e.reason, e.iteration, e.message) for e in rows],
+            wide=wide,
         )
 
     run_with_client(cli, body)
@@ -59,23 +59,28 @@ def list_cmd(
 @app.command("show")
 def show_cmd(
     ctx: typer.Context,
-    ident: str = typer.Argument(..., help="Task id or escalation id."),
+    ident: str = typer.Argument(..., help="Escalation id (from `escalations list`) or task id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """One escalation with its evidence and ready-to-run commands."""
+    """One escalation with its evidence (the failed gates' output) and ready-to-run commands."""
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:
-        task_id = _task_of(ident)
+        task_id, escalation_id = await find_task(client, ident)
         status = await task_status(client, task_id)
+        check_pending(status, escalation_id)
         esc = status.pending_escalation
-        if esc is None:
-            raise InputError(
-                f"task {task_id} is not escalated (state: {status.outcome or status.phase})"
-            )
+        assert esc is not None
         actions = suggested_actions(task_id)
         if as_json:
-            print_json(cli.console, {"escalation": jsonable(esc), "actions": jsonable(actions)})
+            print_json(
+                cli.console,
+                {
+                    "escalation": jsonable(esc),
+                    "actions": jsonable(actions),
+                    "failed_gates": jsonable([g for g in status.last_gates if not g.passed]),
+                },
+            )
             return
         out = cli.console.print
         out(f"escalation {esc.escalation_id} of task {task_id}: {esc.reason}", markup=False)
@@ -85,6 +90,7 @@ def show_cmd(
         )
         if esc.fingerprint:
             out(f"  fingerprint {esc.fingerprint}", markup=False)
+        render_failed_gates(cli.console, status.last_gates)
         for action in actions:
             out(f"  {action.description}: {action.command}", markup=False)
 
@@ -94,10 +100,15 @@ def show_cmd(
 @app.command("resolve")
 def resolve_cmd(
     ctx: typer.Context,
-    ident: str = typer.Argument(..., help="Task id or escalation id."),
+    ident: str = typer.Argument(..., help="Escalation id (from `escalations list`) or task id."),
     action: str = typer.Option(..., "--action", help="retry, approve, abort or extend-budget."),
     guidance: str | None = typer.Option(None, "--guidance", help="What the developer should do."),
-    extra_retries: int = typer.Option(0, "--extra-retries", help="For extend-budget."),
+    extra_retries: int = typer.Option(
+        0,
+        "--extra-retries",
+        min=0,
+        help="For extend-budget: retries to grant; 0 (the default) grants loop.max_retries again.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Answer an escalation; the task resumes (or ends, for approve/abort)."""
@@ -112,9 +123,9 @@ def resolve_cmd(
         raise InputError("--action retry needs --guidance TEXT for the developer")
 
     async def body(client: Client, _e: Endpoints) -> None:
-        task_id = _task_of(ident)
+        task_id, escalation_id = await find_task(client, ident)
         ack = await resolve(
-            client, task_id, Resolution(normalized, guidance, max(0, extra_retries))
+            client, task_id, Resolution(normalized, guidance, extra_retries), escalation_id
         )
         if as_json:
             print_json(cli.console, jsonable(ack))

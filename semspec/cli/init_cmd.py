@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
 import typer
 
-from semspec.cli.context import CliContext
+from semspec.cli.context import CliContext, cli_context
 from semspec.config import config_path
 from semspec.errors import InputError
 from semspec.services.git_exclude import exclude_from_git
@@ -78,9 +79,19 @@ def _current_branch(repo: Path) -> str:
 
 
 def init_repo(repo: Path, force: bool = False) -> tuple[Path, str]:
-    """Write ``.semspec/config.yaml`` and the SOP folder; return the path and preset."""
+    """Write ``.semspec/config.yaml`` and the SOP folder; return the path and preset.
+
+    ``repo`` must be an existing directory inside a git repository: tasks run on git branches
+    and worktrees.
+    """
     if not repo.is_dir():
         raise InputError(f"{repo} is not a directory", hint="pass an existing repository path")
+    if pygit2.discover_repository(str(repo)) is None:
+        raise InputError(
+            f"{repo} is not in a git repository",
+            hint=f"semspec works on git branches: run `git init {repo}` and commit, or pass "
+            "the path of a git repository",
+        )
     path = config_path(repo)
     if path.exists() and not force:
         raise InputError(
@@ -108,13 +119,16 @@ def register(app: typer.Typer) -> None:
     @app.command("init")
     def init(
         ctx: typer.Context,
-        path: Path = typer.Argument(Path("."), help="Repository to initialise."),
+        path: Path | None = typer.Argument(
+            None, help="Repository to initialise (default: --repo, else the nearest to cwd)."
+        ),
         force: bool = typer.Option(False, "--force", help="Overwrite an existing config."),
     ) -> None:
         """Write a commented .semspec/config.yaml with a gate preset detected from the repo."""
         obj = ctx.find_root().obj
         console = obj.console if isinstance(obj, CliContext) else None
-        written, preset = init_repo(path.resolve(), force)
+        target = path.resolve() if path is not None else cli_context(ctx).repo
+        written, preset = init_repo(target, force)
         message = (
             f"wrote {written} (gate preset: {preset}); add SOPs under .semspec/sources/docs/sops/"
         )

@@ -9,6 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+_UNBOUNDED = 1_000_000
+
 
 def print_json(console: Console, data: Any) -> None:
     """Print ``data`` as JSON with sorted keys, unstyled so scripts can parse it."""
@@ -16,12 +18,31 @@ def print_json(console: Console, data: Any) -> None:
 
 
 def print_table(
-    console: Console, title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    console: Console,
+    title: str | None,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    wide: bool = False,
 ) -> None:
-    """Print a simple table."""
+    """Print a table whose cells are never cut: too long for the terminal, they fold.
+
+    ``wide`` prints every row on one line, however wide that makes the table (for copying
+    ids or piping into other tools).
+    """
     table = Table(title=title, show_lines=False)
     for column in columns:
-        table.add_column(column)
+        # Ellipsis would cut task and escalation ids that people copy into the next command.
+        table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*("" if cell is None else str(cell) for cell in row))
-    console.print(table)
+    if not wide:
+        console.print(table)
+        return
+    natural = console.measure(table, options=console.options.update_width(_UNBOUNDED)).maximum
+    saved = console.width
+    console.width = max(saved, natural)
+    try:
+        console.print(table)
+    finally:
+        console.width = saved

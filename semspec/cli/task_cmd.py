@@ -14,10 +14,18 @@ from temporalio.client import Client
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.cli.task_render import render_entry, render_log, render_status
+from semspec.cli.task_render import render_entry, render_final, render_log, render_status
 from semspec.errors import TaskSpecError
 from semspec.services.connect import Endpoints
-from semspec.task_client import cancel, list_tasks, submit, task_status
+from semspec.task_client import (
+    TASK_OUTCOMES,
+    TASK_STATES,
+    cancel,
+    check_state,
+    list_tasks,
+    submit,
+    task_status,
+)
 from semspec.task_spec import TaskDraft, build_task_input, draft_from_yaml
 from workflow.task.shared import TaskStatus
 
@@ -46,7 +54,12 @@ def submit_cmd(
     description: str = typer.Option("", "--description", help="Longer description."),
     task_id: str | None = typer.Option(None, "--id", help="Task id (default: from the title)."),
     plan_id: str | None = typer.Option(None, "--plan", help="Plan this task belongs to."),
-    script: str | None = typer.Option(None, "--script", help="Script for scripted agents."),
+    script: str | None = typer.Option(
+        None,
+        "--script",
+        help="YAML script the scripted developer and reviewer replay (format: "
+        "docs/scripted-agent.md).",
+    ),
     wait: bool = typer.Option(False, "--wait", help="Follow progress until done or escalated."),
     keep_checkpoints: bool = typer.Option(
         False, "--keep-checkpoints", help="Keep checkpoint branches after the task ends."
@@ -101,19 +114,23 @@ def submit_cmd(
 
 
 async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> int:  # type: ignore[no-untyped-def]
-    """Print log entries as they appear until the task ends or escalates; the exit code."""
+    """Print log entries as they appear until the task ends or escalates; the exit code.
+
+    The outcome is said once, by the final line: the log's own ``finished`` entry is skipped.
+    """
     shown = 0
     while True:
         status = await task_status(client, task_id)
         if console is not None:
             for entry in status.log[shown:]:
-                render_entry(console, entry)
+                if entry.kind != "finished":
+                    render_entry(console, entry)
         shown = len(status.log)
         if status.phase in ("done", "escalated") or status.outcome:
             if as_json:
                 print_json(cli.console, jsonable(status))
             elif console is not None:
-                render_status(console, status)
+                render_final(console, status)
             if status.pending_escalation is not None:
                 return EXIT_ESCALATED
             return 0 if status.outcome == "approved" else 1
@@ -160,15 +177,22 @@ def logs_cmd(
 def list_cmd(
     ctx: typer.Context,
     state: str | None = typer.Option(
-        None, "--state", help="running, escalated, completed, failed, cancelled, terminated."
+        None,
+        "--state",
+        help=f"Only tasks in this state ({', '.join(TASK_STATES)}) or with this outcome "
+        f"({', '.join(TASK_OUTCOMES)}).",
+    ),
+    wide: bool = typer.Option(
+        False, "--wide", help="One line per task however wide (long cells fold by default)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Tasks, newest first."""
+    """Tasks, newest first: one row per task; failed and refused ones show as failed."""
     cli = cli_context(ctx)
+    wanted = check_state(state)
 
     async def body(client: Client, _e: Endpoints) -> None:
-        rows = await list_tasks(client, state)
+        rows = await list_tasks(client, wanted)
         if as_json:
             print_json(cli.console, jsonable(rows))
             return
@@ -177,6 +201,7 @@ def list_cmd(
             None,
             ["task", "state", "phase", "iteration", "title", "started"],
             [(r.task_id, r.state, r.phase, r.iteration, r.title, r.started) for r in rows],
+            wide=wide,
         )
 
     run_with_client(cli, body)

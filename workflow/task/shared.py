@@ -405,7 +405,10 @@ class TaskStatus:
     base_commit: str | None = None
     checkpoints: list[str] = field(default_factory=list)
     assignment: list[str] = field(default_factory=list)
+    """The model registry's suggestion per role, for information: ``models`` say what ran."""
     subtasks: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)
+    """``provider:model`` that plays each role (developer, reviewer), from the task's spec."""
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,10 @@ class TaskWorkflow:
             flags=self._flags,
             task_files=list(spec.task_files),
             plan_id=spec.plan_id,
+            models={
+                "developer": f"{spec.developer.provider}:{spec.developer.model}",
+                "reviewer": f"{spec.reviewer.provider}:{spec.reviewer.model}",
+            },
         )
         self._restore(inp.continuation)
         for line in self._early_signals:
@@ -464,9 +468,11 @@ class TaskWorkflow:
         self._last_review = review
         status.events_dropped += review.events_dropped
         self._spend(review.tokens_used)
+        # A reviewer that gave up reports request_changes with reason abstain: say abstain.
+        shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
         self._log(
             "review",
-            f"{review.verdict} by {review.reviewer}: {review.summary}".strip(),
+            f"{shown} by {review.reviewer}: {review.summary}".strip(),
             {"findings": [f.message for f in review.findings]},
         )
         return review

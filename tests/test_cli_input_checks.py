@@ -1,0 +1,111 @@
+"""Exit codes and errors a user meets before any service is involved, through the real CLI.
+
+Each command runs as ``python -m semspec`` in a subprocess, as a user or a script runs it, so
+the ``error:``/``hint:`` lines and the exit code are the ones ``main()`` produces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+EXIT_TOO_LARGE = 1
+EXIT_BAD_INPUT = 2
+
+
+def semspec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m semspec ARGS`` with no SEMSPEC_* variables and a wide terminal."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMSPEC_")}
+    return subprocess.run(
+        [sys.executable, "-m", "semspec", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "200"},
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+def flat(text: str) -> str:
+    """Help text with rich's box drawing and line breaks folded into single spaces."""
+    return re.sub(r"[\s│]+", " ", text)
+
+
+def large_task(folder: Path) -> list[str]:
+    """``--file`` arguments for six files: more than the four a task may hold."""
+    args = []
+    for number in range(6):
+        path = folder / f"m{number}.py"
+        path.write_text(f"value_{number} = 1\n" * 300, encoding="utf-8")
+        args += ["--file", str(path)]
+    return args
+
+
+def test_budget_exits_1_when_the_task_is_too_large(git_repo: Path) -> None:
+    done = semspec("--repo", str(git_repo), "budget", *large_task(git_repo))
+    assert done.returncode == EXIT_TOO_LARGE, done.stderr
+    assert "verdict: too_large" in done.stdout
+
+
+def test_budget_json_exits_1_when_the_task_is_too_large(git_repo: Path) -> None:
+    done = semspec("--repo", str(git_repo), "budget", *large_task(git_repo), "--json")
+    assert done.returncode == EXIT_TOO_LARGE, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "too_large"
+
+
+def test_budget_exits_0_when_the_task_fits(git_repo: Path) -> None:
+    done = semspec("--repo", str(git_repo), "budget", "--file", "calc.py")
+    assert done.returncode == 0, done.stderr
+    assert "verdict: fits" in done.stdout
+
+
+def test_task_list_rejects_an_unknown_state_naming_the_valid_ones(git_repo: Path) -> None:
+    done = semspec("--repo", str(git_repo), "task", "list", "--state", "finished")
+    assert done.returncode == EXIT_BAD_INPUT
+    error, hint = done.stderr.splitlines()[:2]
+    assert error == "error: --state 'finished' is not a task state"
+    assert hint.startswith("hint: use one of: running, escalated, completed, failed, cancelled")
+
+
+def test_init_outside_a_git_repository_is_an_error_with_a_hint(tmp_path: Path) -> None:
+    done = semspec("init", str(tmp_path))
+    assert done.returncode == EXIT_BAD_INPUT
+    error, hint = done.stderr.splitlines()[:2]
+    assert error == f"error: {tmp_path} is not in a git repository"
+    assert hint.startswith(f"hint: semspec works on git branches: run `git init {tmp_path}`")
+    assert not (tmp_path / ".semspec").exists()
+
+
+def test_init_without_a_path_initialises_the_repo_option(git_repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = semspec("--repo", str(git_repo), "init", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert (git_repo / ".semspec" / "config.yaml").is_file()
+    assert not (elsewhere / ".semspec").exists()
+
+
+def test_a_repo_option_naming_a_missing_folder_is_an_error_with_a_hint(tmp_path: Path) -> None:
+    missing = tmp_path / "absent"
+    done = semspec("--repo", str(missing), "config", "show")
+    assert done.returncode == EXIT_BAD_INPUT
+    error, hint = done.stderr.splitlines()[:2]
+    assert error == f"error: --repo {missing}: no such directory"
+    assert hint.startswith("hint: pass the path of an existing repository")
+
+
+def test_extra_retries_help_says_what_zero_grants() -> None:
+    done = semspec("escalations", "resolve", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "0 (the default) grants loop.max_retries again" in flat(done.stdout)
+
+
+def test_script_help_of_task_submit_points_at_the_scripted_agent_doc() -> None:
+    done = semspec("task", "submit", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "(format: docs/scripted-agent.md)" in flat(done.stdout)
