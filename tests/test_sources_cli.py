@@ -67,6 +67,14 @@ def test_review_context_prints_matching_sops_and_a_budget(repo: Path) -> None:
     assert data["used_tokens"] <= data["budget_tokens"]
     code, out = run(repo, "review", "context", "-f", "workflow/x.py")
     assert "## SOPs" in out and "budget" in out
+    # A tight window (180 tokens of context): the warning SOP goes before the error SOP's
+    # second section, and each cut is named.
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_x.py").write_text("x = 1\n")
+    code, out = run(repo, "review", "context", "-f", "tests/test_x.py", "--window", "10800")
+    assert code == 0
+    assert "cut: tests-real-parts: warning SOP left out" in out
+    assert "cut: python-errors: 1 of 2 section(s) left out" in out
 
 
 @pytest.mark.parametrize(

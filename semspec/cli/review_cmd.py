@@ -133,3 +133,6 @@ def context(
     )
     for note in assembled.notes[1:]:
         cli.console.print(f"note: {note}", markup=False, soft_wrap=True)
+    for section in assembled.sections:
+        for cut in section.cuts:
+            cli.console.print(f"cut: {cut}", markup=False, soft_wrap=True)
