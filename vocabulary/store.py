@@ -8,6 +8,7 @@ same thing whether or not a store treats its default graph as the union of the n
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,7 +22,6 @@ from pyparsing import ParseBaseException
 from rdflib import Dataset
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.namespace import XSD
-from rdflib.plugins.stores.sparqlstore import SPARQLUpdateStore
 from rdflib.query import Result
 from rdflib.store import Store
 from rdflib.term import BNode, Literal, Node, URIRef
@@ -215,6 +215,7 @@ class OxigraphFileStore(BackendStore):
     def __init__(self, backend: OxigraphStore, where: str) -> None:
         super().__init__(backend, where, update_graph=DATASET_DEFAULT_GRAPH_ID)
         self._ox: pyoxigraph.Store = backend._inner
+        self._closed = False
 
     def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
         """Rows of a SELECT query, one dict per solution (unbound variables map to None);
@@ -233,9 +234,14 @@ class OxigraphFileStore(BackendStore):
         ]
 
     def close(self) -> None:
-        """Release the store files (pyoxigraph frees its lock when the last reference goes)."""
+        """Release the store files once the last user in this process closes its handle
+        (pyoxigraph frees its lock when the last reference goes)."""
+        if self._closed:
+            return
+        self._closed = True
         del self._ox
-        super().close()
+        if _release_files(self._where):
+            super().close()
 
 
 class MemoryStore(_SparqlStore):
@@ -297,31 +303,60 @@ def memory_store() -> GraphStore:
     return MemoryStore()
 
 
+# Oxigraph locks its directory against any second opening, even by the same process; the
+# activities of one worker run side by side, so every handle on a directory shares one store.
+_FILES_LOCK = threading.Lock()
+_FILES: dict[str, tuple[OxigraphStore, int]] = {}
+
+
+def _release_files(where: str) -> bool:
+    """Drop one user of the open directory ``where``; True when it was the last one."""
+    with _FILES_LOCK:
+        backend, users = _FILES[where]
+        if users > 1:
+            _FILES[where] = (backend, users - 1)
+            return False
+        del _FILES[where]
+        return True
+
+
 def embedded_store(path: Path) -> GraphStore:
-    """An Oxigraph store kept in the directory ``path`` (created if missing)."""
+    """An Oxigraph store kept in the directory ``path`` (created if missing); handles opened
+    in one process share the store, a second process gets a clear error."""
     path.mkdir(parents=True, exist_ok=True)
-    backend = OxigraphStore()
-    try:
-        backend.open(str(path))
-    except OSError as exc:
-        raise ServiceError(
-            str(exc),
-            service="graph store",
-            address=str(path),
-            hint="another process may hold the store open; stop it or use sparql mode",
-        ) from exc
-    return OxigraphFileStore(backend, str(path))
+    where = str(path.resolve())
+    with _FILES_LOCK:
+        backend, users = _FILES.get(where, (None, 0))
+        if backend is None:
+            backend = OxigraphStore()
+            try:
+                backend.open(where)
+            except OSError as exc:
+                raise ServiceError(
+                    str(exc),
+                    service="graph store",
+                    address=where,
+                    hint="another process holds the store open; run `semspec up` so every "
+                    "process shares it through the stack's graph server, or use sparql mode",
+                ) from exc
+        _FILES[where] = (backend, users + 1)
+    return OxigraphFileStore(backend, where)
 
 
-def sparql_store(query_url: str, update_url: str) -> GraphStore:
+def sparql_store(query_url: str, update_url: str, timeout_s: float = 30.0) -> GraphStore:
     """A store that sends every query and update to a SPARQL 1.1 endpoint."""
-    backend = SPARQLUpdateStore(query_endpoint=query_url, update_endpoint=update_url)
-    return BackendStore(backend, query_url, update_graph=None)
+    from vocabulary.sparql_endpoint import EndpointStore  # it builds on this module
+
+    return EndpointStore(query_url, update_url, timeout_s)
 
 
 def open_store(config: GraphConfig, repo: Path) -> GraphStore:
-    """The store the config names: Oxigraph files under ``repo`` or a SPARQL endpoint."""
+    """The store the config names: Oxigraph files under ``repo`` or a SPARQL endpoint.
+
+    Processes of a running stack use ``semspec.services.graph_access.open_graph`` instead,
+    which sends them to the stack's graph server while it runs.
+    """
     if config.mode == "sparql":
         assert config.query_url and config.update_url  # the config model enforces both
-        return sparql_store(config.query_url, config.update_url)
+        return sparql_store(config.query_url, config.update_url, config.timeout_s)
     return embedded_store(repo / config.path)
