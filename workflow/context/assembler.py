@@ -58,7 +58,8 @@ def assemble_review_context(
     selection = SopSelection(matching_sops(store, files))
     required = selection.core_tokens(count)
     if required > ledger.left:
-        ids = ", ".join(s.sop_id for s in selection.of("error"))
+        errors = [s.sop_id for s in selection.of("error")]
+        ids = ", ".join(errors[:5]) + (f" and {len(errors) - 5} more" if len(errors) > 5 else "")
         raise ContextBudgetError(
             f"the requirements of the error-severity SOP(s) {ids} do not fit the reviewer's "
             f"context (window {request.window_tokens}; error requirements are never cut)",
