@@ -58,14 +58,24 @@ ENRICH_FILE_CHARS = 6_000
 EVIDENCE_ALLOWLIST = ("task_files", "gate_logs", "sop_chunks", "decisions", "related_symbols")
 
 
-async def _with_heartbeat(work: Awaitable[T], every_s: float = 5.0) -> T:
-    """Await ``work`` while heartbeating, so a dead worker is noticed by its heartbeat timeout."""
+async def _with_heartbeat(work: Awaitable[T], every_s: float = 1.0) -> T:
+    """Await ``work`` while heartbeating, so a dead worker is noticed by its heartbeat timeout.
+
+    Heartbeats are also how a cancellation (a halt or pause from the risk monitor, a cancelled
+    task) reaches the activity; ``work`` is cancelled with it, so an agent's LLM call in flight
+    is abandoned and no further one is made.
+    """
     task = asyncio.ensure_future(work)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=every_s)
-        if done:
-            return task.result()
-        activity.heartbeat()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=every_s)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:

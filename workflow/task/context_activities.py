@@ -27,6 +27,8 @@ from workflow.context.budget import compute_budget
 from workflow.context.checkpoint import delete_checkpoints, save_checkpoint
 from workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
 from workflow.context.estimator import TokenEstimator
+from workflow.context.windows import role_window
+from workflow.git.diff import worktree_diff
 from workflow.knowledge import decisions_for, record_convention, record_decision
 from workflow.performance_graph import GraphPerformanceHistory
 from workflow.task.failures import to_application_error
@@ -133,7 +135,9 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
             f"model {spec.developer.model!r} is not in the registry; sized with the "
             f"{FALLBACK_MODEL!r} profile (add it to .semspec/models.yaml for exact numbers)"
         )
-    profile = model.context
+    # The configured window wins over the registry's, as for the agent and the reviewer.
+    role = config.models.developer.model_copy(update={"model": spec.developer.model})
+    profile = model.context.model_copy(update={"context_window": role_window(role, registry)})
     estimator = TokenEstimator(model.tokenizer)
     file_tokens = {}
     for rel in spec.task_files:
@@ -158,7 +162,12 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
         _assignment, repo, config, registry, sum(file_tokens.values()) + task_tokens
     )
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
-    common = {"window": profile.context_window, "lines": lines, "assignment": assignment}
+    common = {
+        "window": profile.context_window,
+        "lines": lines,
+        "assignment": assignment,
+        "file_tokens": file_tokens,
+    }
     if report.fits:
         return BudgetOutcome(fits=True, base_tokens=base, **common)  # type: ignore[arg-type]
     imports = await asyncio.to_thread(_imports_of, repo, config, list(spec.task_files))
@@ -198,24 +207,31 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     """Snapshot the worktree onto ``semspec/checkpoint/<task>/<n>`` and gather decisions.
 
     The snapshot is built from the base tree and the changed paths only, and the task branch
-    does not move; a retry finds the branch already at an identical commit.
+    does not move; a retry finds the branch already at an identical commit. After a cancelled
+    step (``scan``) the worktree's diff names the paths, since the step never reported them.
     """
     spec = inp.spec
     repo = Path(spec.repo_path)
-    ref, commit_id = "", inp.workspace.base_commit
-    if inp.changed:
-        try:
-            ref, commit_id = save_checkpoint(
+    ws = inp.workspace
+    ref, commit_id = "", ws.base_commit
+    try:
+        changed = set(inp.changed)
+        if inp.scan:
+            diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
+            changed.update(diff.files)
+        if changed:
+            ref, commit_id = await asyncio.to_thread(
+                save_checkpoint,
                 repo,
-                Path(inp.workspace.path),
-                inp.workspace.base_commit,
-                inp.workspace.branch,
-                inp.changed,
+                Path(ws.path),
+                ws.base_commit,
+                ws.branch,
+                sorted(changed),
                 spec.task_id,
                 inp.number,
             )
-        except SemspecError as exc:
-            raise to_application_error(exc) from None
+    except SemspecError as exc:
+        raise to_application_error(exc) from None
     decisions = await asyncio.to_thread(_decisions_of, repo, spec)
     return CheckpointStep(ref=ref, commit_id=commit_id, decisions=decisions)
 

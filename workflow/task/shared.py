@@ -113,9 +113,28 @@ class Continuation:
     flags: list[str] = field(default_factory=list)
     assignment: list[str] = field(default_factory=list)
     events_dropped: int = 0
-    window: int = 32_000
+    window: int = 0
+    """The loop's context window (the developer's); 0 only in continuations of older runs."""
     base_tokens: int = 0
     checkpoint_refs: list[str] = field(default_factory=list)
+    retries: int = 0
+    """Retries used since the last human answer: a checkpoint does not reset the bound."""
+    feedback: list[str] = field(default_factory=list)
+    """The last gate failure or review findings, for the next developer step."""
+    guidance: str | None = None
+    """A human's retry guidance that no developer step has used yet."""
+    tokens_spent: int = 0
+    """Tokens of every run so far, for the performance record."""
+    elapsed_s: float = 0.0
+    """Seconds the earlier runs took, for the performance record."""
+    max_retries: int | None = None
+    """The retry bound with what a human granted (``extend_budget``); None = the limits'."""
+    max_iterations: int | None = None
+    """The iteration cap with what a human granted; None = the limits'."""
+    escalations: int = 0
+    """Escalations so far, so escalation ids stay unique when the carried log is cut."""
+    signal_ids: list[str] = field(default_factory=list)
+    """Risk signals already honoured, so a redelivery after the checkpoint is dropped."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +148,11 @@ class TaskInput:
     continuation: Continuation | None = None
     check_budget: bool = True
     """Subtasks skip the budget check: their parent already split the files to fit."""
+    window: int = 0
+    """Context window the loop tracks when it skips the budget check (a subtask gets its
+    parent's); 0 = from the budget check."""
+    base_tokens: int = 0
+    """Where the loop's context starts when it skips the budget check (task text and files)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +172,8 @@ class BudgetOutcome:
     assignment: list[str] = field(default_factory=list)
     base_tokens: int = 0
     """Tokens of the task text and system prompt: where the loop's context starts."""
+    file_tokens: dict[str, int] = field(default_factory=dict)
+    """Tokens of each task file (part of ``base_tokens``), so subtasks know their share."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +184,8 @@ class CheckpointInput:
     commit_key: str
     changed: list[str] = field(default_factory=list)
     """Paths the last developer step's diff named (relative to the base commit)."""
+    scan: bool = False
+    """Also look for changed paths in the worktree: a step was cancelled before it reported."""
 
 
 @dataclass(frozen=True)

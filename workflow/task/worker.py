@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
@@ -13,6 +14,8 @@ from workflow.task import context_activities
 from workflow.task.activities import TaskActivities
 from workflow.task.publisher import EventPublisher
 from workflow.task.workflows import TaskWorkflow
+
+HEARTBEAT_THROTTLE = timedelta(seconds=2)
 
 
 def workflows() -> list[type[Any]]:
@@ -43,6 +46,9 @@ def build_worker(
             context_activities.finalize,
         ],
         max_concurrent_activities=16,
+        # A cancellation (a halt from the risk monitor) reaches an activity only in the answer
+        # to a heartbeat: send them often enough that a halted step stops within seconds.
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
 
 

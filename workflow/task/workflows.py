@@ -2,16 +2,27 @@
 
 Deterministic: all I/O is in ``workflow.task.activities``. The loop is bounded by retries,
 iterations and evidence fingerprints; whenever a bound is hit it escalates and waits for a
-human's ``resolve_escalation`` update. Risk-monitor signals (pause, halt, flag) are honoured at
-safe points, never in the middle of an activity.
+human's ``resolve_escalation`` update.
+
+Risk-monitor signals: ``flag`` is a note for the reviewer. ``halt`` and ``pause`` stop the step
+that is running: its activity (developer, gates or reviewer) is cancelled and the workflow waits
+until the cancellation is done (the gate's process group is ended, the agent's LLM call is
+abandoned), then a halt escalates to a human (source ``halt``; after a ``retry`` answer the loop
+runs the next iteration with the guidance) and a pause saves a checkpoint at once and continues
+in a fresh run, escalating (source ``pause``) only when no checkpoint is left. The commit and the
+short bookkeeping activities are not interrupted; a halt that arrives before the commit stops it.
+
+A checkpoint (continue-as-new) carries every bound: retries, granted retries and iterations,
+the last feedback, unused guidance, tokens and time spent, the context window.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -21,6 +32,7 @@ from temporalio.exceptions import (
     CancelledError,
     TimeoutError,
 )
+from temporalio.workflow import ActivityCancellationType, ActivityHandle
 
 with workflow.unsafe.imports_passed_through():
     # Imported here (not only transitively) so the sandbox can resolve their type hints
@@ -29,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from vocabulary.events import RiskSignalInput
     from vocabulary.reasons import FallbackReason
     from workflow.context.monitor import ContextTracker, should_checkpoint
+    from workflow.context.windows import DEFAULT_WINDOW
     from workflow.fingerprint import evidence_fingerprint
     from workflow.gates import types as _gate_types  # noqa: F401
     from workflow.task import context_activities
@@ -72,6 +85,13 @@ MAX_CHECKPOINTS = 5
 MAX_CARRIED_LOG = 200
 HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 NON_RETRYABLE = ["InputError", "ScriptError", "ConfigError", "GitError", "GateError"]
+# Runs started before steps could be interrupted replay without it (signals wait for the next
+# safe point there, and a cancelled workflow does not wait for its activity to stop).
+PATCH_INTERRUPT = "interrupt-running-step"
+
+P = TypeVar("P")
+T = TypeVar("T")
+StepMethod = Callable[[TaskActivities, P], Awaitable[T]]
 
 
 class _Stop(Exception):
@@ -96,14 +116,20 @@ class TaskWorkflow:
         self._escalations = 0
         self._early_signals: list[str] = []
         self._flags: list[str] = []
-        self._tracker = ContextTracker(window=32_000)
+        # Replaced in ``run`` by the budget check's, the parent's or the carried window.
+        self._tracker = ContextTracker(window=DEFAULT_WINDOW)
         self._base_tokens = 0
         self._tokens_spent = 0
+        self._elapsed_before = 0.0
         self._context_used = 0
         self._checkpoint_due: str | None = None
         self._carried: list[str] = []
         self._last_review: ReviewStep | None = None
         self._last_files: list[str] = []
+        self._feedback: list[str] = []
+        self._guidance: str | None = None
+        self._interruptible: bool | None = None
+        self._step_cancelled = False
 
     # ----- the loop ---------------------------------------------------------------------------
 
@@ -128,6 +154,10 @@ class TaskWorkflow:
                 "reviewer": f"{spec.reviewer.provider}:{spec.reviewer.model}",
             },
         )
+        if inp.window:
+            # A subtask: its parent checked the budget and passes its window down.
+            self._tracker = ContextTracker(window=inp.window)
+            self._base_tokens = inp.base_tokens
         self._restore(inp.continuation)
         for line in self._early_signals:
             self._log("signal", line)
@@ -137,7 +167,7 @@ class TaskWorkflow:
                 if budget.refusal is not None:
                     return await self._finish("refused", budget.refusal)
                 if budget.groups:
-                    outcome, reason = await self._run_subtasks(budget.groups)
+                    outcome, reason = await self._run_subtasks(budget)
                     return await self._finish(outcome, reason)
             status.phase = "workspace"
             ws = await workflow.execute_activity_method(
@@ -188,7 +218,7 @@ class TaskWorkflow:
                 outcome=outcome,
                 iterations=status.iteration,
                 tokens=self._tokens_spent,
-                latency_s=(workflow.now() - workflow.info().start_time).total_seconds(),
+                latency_s=self._elapsed(),
                 review_summary=review.summary if review else "",
                 noted_patterns=list(review.noted_patterns) if review else [],
                 commit_id=status.commit_id,
@@ -230,12 +260,18 @@ class TaskWorkflow:
         self._log("budget", f"{verdict}: window {budget.window:,} tokens", {"lines": budget.lines})
         return budget
 
-    async def _run_subtasks(self, groups: list[list[str]]) -> tuple[str, str | None]:
-        """Run one child task per file group, in order, on this task's branch."""
+    async def _run_subtasks(self, budget: BudgetOutcome) -> tuple[str, str | None]:
+        """Run one child task per file group, in order, on this task's branch.
+
+        Each child tracks its context in this task's window, starting from the task text and
+        its own files (the parent's base without the other groups' files).
+        """
         spec = self._inp.spec
         status = self._state
         status.phase = "subtasks"
+        groups = budget.groups
         for number, files in enumerate(groups, 1):
+            others = sum(n for path, n in budget.file_tokens.items() if path not in files)
             child = replace(
                 spec,
                 task_id=f"{spec.task_id}-part{number}",
@@ -246,7 +282,14 @@ class TaskWorkflow:
             self._log("subtask", f"part {number}: {', '.join(files)}")
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run,
-                replace(self._inp, spec=child, check_budget=False, continuation=None),
+                replace(
+                    self._inp,
+                    spec=child,
+                    check_budget=False,
+                    continuation=None,
+                    window=self._tracker.window,
+                    base_tokens=max(budget.base_tokens - others, 0),
+                ),
                 id=f"task-{child.task_id}",
             )
             status.subtasks.append(f"{child.task_id}: {result.outcome}")
@@ -258,11 +301,22 @@ class TaskWorkflow:
         return "approved", None
 
     def _restore(self, cont: Continuation | None) -> None:
-        """Carry state over a checkpoint: counters, fingerprints, log, decisions, window."""
+        """Carry state over a checkpoint: counters and bounds, fingerprints, log, feedback,
+        decisions, tokens, window."""
         if cont is None:
             return
         status = self._state
         status.iteration = cont.iteration
+        status.retries = cont.retries
+        if cont.max_retries is not None:
+            self._max_retries = status.max_retries = cont.max_retries
+        if cont.max_iterations is not None:
+            self._max_iterations = cont.max_iterations
+        self._feedback = list(cont.feedback)
+        self._guidance = cont.guidance
+        self._tokens_spent = cont.tokens_spent
+        self._elapsed_before = cont.elapsed_s
+        self._signal_ids.update(cont.signal_ids)
         status.fingerprints = list(cont.fingerprints)
         status.log = list(cont.log)
         status.assignment = list(cont.assignment)
@@ -270,19 +324,18 @@ class TaskWorkflow:
         status.events_dropped = cont.events_dropped
         self._flags.extend(cont.flags)
         self._carried = list(cont.decisions)
-        self._escalations = len([e for e in cont.log if e.kind == "escalation"])
-        self._tracker = ContextTracker(window=cont.window)
+        logged = len([e for e in cont.log if e.kind == "escalation"])
+        self._escalations = max(cont.escalations, logged)
+        if cont.window:
+            self._tracker = ContextTracker(window=cont.window)
         self._base_tokens = cont.base_tokens
         self._log("resumed", f"fresh context after checkpoint {cont.checkpoints}")
 
     async def _loop(self, ws: Workspace) -> tuple[str, str | None]:
-        feedback: list[str] = []
-        guidance: str | None = None
         while True:
             try:
                 try:
-                    feedback = await self._iteration(ws, feedback, guidance)
-                    guidance = None
+                    await self._iteration(ws)
                 except ActivityError as err:
                     if isinstance(err.cause, CancelledError):
                         raise asyncio.CancelledError() from err  # the task was cancelled
@@ -299,17 +352,15 @@ class TaskWorkflow:
                     await self._commit(ws, "human", res.resolved_by)
                     return "approved", None
                 if res.action == "retry":
-                    guidance = res.guidance
+                    self._guidance = res.guidance
                 if res.action == "extend_budget":
                     extra = self._granted_retries(res)
                     self._max_retries += extra
                     self._max_iterations += extra + 1
                     self._state.max_retries = self._max_retries
 
-    async def _iteration(
-        self, ws: Workspace, feedback: list[str], guidance: str | None
-    ) -> list[str]:
-        """One developer → gates → reviewer pass; returns the feedback for the next one."""
+    async def _iteration(self, ws: Workspace) -> None:
+        """One developer → gates → reviewer pass; leaves the feedback for the next one."""
         status = self._state
         await self._safe_point()
         if status.iteration >= self._max_iterations:
@@ -317,7 +368,7 @@ class TaskWorkflow:
                 FallbackReason.BUDGET_EXHAUSTED, f"iteration cap of {self._max_iterations} reached"
             )
         status.iteration += 1
-        dev = await self._develop(ws, feedback, guidance)
+        dev = await self._develop(ws)
         if dev.outcome != "submitted":
             await self._escalate(
                 dev.reason or FallbackReason.BUDGET_EXHAUSTED,
@@ -330,10 +381,13 @@ class TaskWorkflow:
                 for r in gates.results
                 if r.required and not r.passed
             ]
+            # Kept before the bound is checked: after a human's answer, or a checkpoint, the
+            # next developer still sees what failed.
+            self._feedback = [gates.feedback]
             await self._retry_or_escalate(
                 evidence_fingerprint(dev.diff_hash, failures, []), "required gate failed"
             )
-            return [gates.feedback]
+            return
         review = await self._review(ws, gates, dev)
         if review.verdict == "approve":
             await self._safe_point(before_commit=True)
@@ -346,33 +400,32 @@ class TaskWorkflow:
                 FallbackReason.LOW_CONFIDENCE, f"reviewer rejected: {review.summary}"
             )
         findings = [asdict(f) for f in review.findings]
+        self._feedback = [_findings_text(review)]
         await self._retry_or_escalate(
             evidence_fingerprint(dev.diff_hash, [], findings), "reviewer requested changes"
         )
-        return [_findings_text(review)]
 
     # ----- steps ------------------------------------------------------------------------------
 
-    async def _develop(
-        self, ws: Workspace, feedback: list[str], guidance: str | None
-    ) -> DeveloperStep:
+    async def _develop(self, ws: Workspace) -> DeveloperStep:
         status = self._state
         status.phase = "developer"
-        dev: DeveloperStep = await workflow.execute_activity_method(
-            TaskActivities.develop,
-            DeveloperInput(
-                self._inp.spec,
-                ws,
-                self._ctx(),
-                feedback,
-                guidance,
-                retries=status.retries,
-                carried=list(self._carried),
-            ),
-            start_to_close_timeout=timedelta(seconds=self._inp.limits.developer_timeout_s),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=self._retry(),
+        request = DeveloperInput(
+            self._inp.spec,
+            ws,
+            self._ctx(),
+            list(self._feedback),
+            self._guidance,
+            retries=status.retries,
+            carried=list(self._carried),
         )
+        dev = await self._step(
+            "developer",
+            TaskActivities.develop,
+            request,
+            timedelta(seconds=self._inp.limits.developer_timeout_s),
+        )
+        self._guidance = None  # used: a later retry answer brings its own
         status.events_dropped += dev.events_dropped
         self._last_files = list(dev.files_touched)
         self._spend(dev.tokens_used)
@@ -388,19 +441,16 @@ class TaskWorkflow:
         status = self._state
         status.phase = "gates"
         total = sum(g.timeout_s for g in self._inp.gates) + 60
-        gates: GatesStep = await workflow.execute_activity_method(
-            TaskActivities.run_gates,
-            GatesInput(
-                ws,
-                list(self._inp.gates),
-                self._ctx(),
-                self._inp.limits.max_output_bytes,
-                f"{self._inp.run_dir}/logs/{self._inp.spec.task_id}",
-                status.context,
-            ),
-            start_to_close_timeout=timedelta(seconds=total),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=self._retry(),
+        request = GatesInput(
+            ws,
+            list(self._inp.gates),
+            self._ctx(),
+            self._inp.limits.max_output_bytes,
+            f"{self._inp.run_dir}/logs/{self._inp.spec.task_id}",
+            status.context,
+        )
+        gates = await self._step(
+            "gates", TaskActivities.run_gates, request, timedelta(seconds=total)
         )
         status.last_gates = list(gates.results)
         status.events_dropped += gates.events_dropped
@@ -455,14 +505,14 @@ class TaskWorkflow:
     async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
         status = self._state
         status.phase = "reviewer"
-        review: ReviewStep = await workflow.execute_activity_method(
+        request = ReviewInput(
+            self._inp.spec, ws, self._ctx(), gate_summary, list(status.flags), evidence
+        )
+        review = await self._step(
+            "reviewer",
             TaskActivities.review,
-            ReviewInput(
-                self._inp.spec, ws, self._ctx(), gate_summary, list(status.flags), evidence
-            ),
-            start_to_close_timeout=timedelta(seconds=self._inp.limits.reviewer_timeout_s),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=self._retry(),
+            request,
+            timedelta(seconds=self._inp.limits.reviewer_timeout_s),
         )
         status.last_verdict = review
         self._last_review = review
@@ -517,19 +567,80 @@ class TaskWorkflow:
 
     # ----- escalation and risk signals --------------------------------------------------------
 
-    async def _safe_point(self, before_commit: bool = False) -> None:
-        """Honour a pending halt (wait for a human) or pause / context pressure (checkpoint)."""
+    async def _safe_point(self, before_commit: bool = False, cancelled: str = "") -> None:
+        """Honour a pending halt (wait for a human) or pause / context pressure (checkpoint).
+
+        ``cancelled`` names the step a halt or pause has just cancelled, for the message.
+        """
+        after = f"; the running {cancelled} step was cancelled" if cancelled else ""
         if self._halt is not None:
             signal = self._halt
+            what = signal.message or "halt requested by the risk monitor"
             await self._escalate(
-                signal.reason, signal.message or "halt requested by the risk monitor", None, "halt"
+                signal.reason, f"halt ({signal.reason}): {what}{after}", None, "halt"
             )
         if before_commit:
             return
         if self._pause is not None:
-            self._checkpoint_due = f"pause: {self._pause.reason}"
+            self._checkpoint_due = f"pause ({self._pause.reason}){after}"
         if self._checkpoint_due is not None:
             await self._checkpoint_and_continue(self._checkpoint_due)
+
+    def _stop_requested(self) -> str | None:
+        """``halt`` or ``pause`` when the risk monitor asked the running step to stop."""
+        if self._halt is not None:
+            return "halt"
+        return "pause" if self._pause is not None else None
+
+    async def _step(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
+        """Run one step's activity; a halt or pause (already pending, or arriving while it runs)
+        cancels it, waits until the activity has stopped, and is acted on at once."""
+
+        def start(cancellation: ActivityCancellationType) -> ActivityHandle[T]:
+            return workflow.start_activity_method(
+                method,
+                arg,
+                start_to_close_timeout=timeout,
+                heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                retry_policy=self._retry(),
+                cancellation_type=cancellation,
+            )
+
+        if self._interruptible is None:
+            self._interruptible = workflow.patched(PATCH_INTERRUPT)
+        if not self._interruptible:
+            return await start(ActivityCancellationType.TRY_CANCEL)
+        if self._stop_requested() is not None:
+            await self._interrupted(name, started=False)
+        # Waiting for the cancellation to complete: the gate's processes are gone and the
+        # agent's LLM call is abandoned before anyone is asked or a checkpoint is taken.
+        handle = start(ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
+        try:
+            await workflow.wait_condition(
+                lambda: handle.done() or self._stop_requested() is not None
+            )
+        except asyncio.CancelledError:
+            # The task itself was cancelled: stop the step before the workflow ends.
+            handle.cancel()
+            await asyncio.gather(handle, return_exceptions=True)
+            raise
+        if handle.done():
+            return await handle
+        handle.cancel()
+        try:
+            return await handle  # it finished before the cancellation reached it
+        except ActivityError:
+            pass  # cancelled (or failed on the way out): the step did not finish
+        await self._interrupted(name, started=True)
+
+    async def _interrupted(self, name: str, started: bool) -> NoReturn:
+        """Log the stopped step, then escalate (halt) or checkpoint (pause); never returns."""
+        level = self._stop_requested()
+        what = "cancelled" if started else "not started"
+        self._log("cancelled", f"{name} step {what}: {level} from the risk monitor", {"step": name})
+        self._step_cancelled = self._step_cancelled or started
+        await self._safe_point(cancelled=name if started else "")
+        raise AssertionError("a halt or pause always leaves the step")  # pragma: no cover
 
     def _spend(self, tokens: int) -> None:
         """Account tokens to the loop's context and check the pressure level."""
@@ -548,10 +659,13 @@ class TaskWorkflow:
         status = self._state
         number = len(status.checkpoints) + 1
         if number > MAX_CHECKPOINTS:
+            source = "pause" if self._pause is not None else "loop"
             self._checkpoint_due = None
-            self._pause = None
             await self._escalate(
-                FallbackReason.BUDGET_EXHAUSTED, f"{MAX_CHECKPOINTS} checkpoints used; {why}"
+                FallbackReason.BUDGET_EXHAUSTED,
+                f"{why}; all {MAX_CHECKPOINTS} checkpoints are used",
+                None,
+                source,
             )
         status.phase = "checkpoint"
         step = await workflow.execute_activity(
@@ -562,6 +676,7 @@ class TaskWorkflow:
                 number,
                 f"{workflow.info().workflow_id}/checkpoint-{number}",
                 list(self._last_files),
+                scan=self._step_cancelled,
             ),
             start_to_close_timeout=SHORT_TIMEOUT,
             retry_policy=self._retry(),
@@ -586,6 +701,15 @@ class TaskWorkflow:
                     window=self._tracker.window,
                     base_tokens=self._base_tokens,
                     checkpoint_refs=refs,
+                    retries=status.retries,
+                    feedback=list(self._feedback),
+                    guidance=self._guidance,
+                    tokens_spent=self._tokens_spent,
+                    elapsed_s=self._elapsed(),
+                    max_retries=self._max_retries,
+                    max_iterations=self._max_iterations,
+                    escalations=self._escalations,
+                    signal_ids=sorted(self._signal_ids),
                 ),
             )
         )
@@ -620,6 +744,7 @@ class TaskWorkflow:
                 "retries": status.retries,
                 "fingerprint": fingerprint,
                 "question": message,
+                "source": source,
                 "escalation_id": escalation.escalation_id,
                 "event_key": escalation.escalation_id,
             },
@@ -729,6 +854,11 @@ class TaskWorkflow:
     def _state(self) -> TaskStatus:
         assert self._status is not None
         return self._status
+
+    def _elapsed(self) -> float:
+        """Seconds since the task started, over every run."""
+        run = (workflow.now() - workflow.info().start_time).total_seconds()
+        return self._elapsed_before + run
 
     def _ctx(self) -> EventContext:
         info = workflow.info()
