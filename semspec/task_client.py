@@ -195,6 +195,9 @@ async def list_tasks(
     rows: list[TaskSummary] = []
     seen: set[str] = set()
     query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+    if wanted in ("running", "escalated"):
+        # Only open workflows can be either: closed ones need not be asked (a replay each).
+        query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus = 'Running'"
     async for wf in client.list_workflows(query, limit=limit):
         if wf.id in seen:
             continue
