@@ -90,6 +90,15 @@ def draft_from_yaml(path: Path) -> TaskDraft:
             value = {**value, "script": str((path.parent / str(value["script"])).resolve())}
         return dict(value)
 
+    def name(key: str) -> str | None:
+        # YAML reads `id: 42` as a number; an id is a name, so a plain number is taken as text.
+        value = raw.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        raise TaskSpecError(f"{path}: must be a string", field=key)
+
     title = raw.get("title")
     if not isinstance(title, str):
         raise TaskSpecError(f"{path}: a string title is required", field="title")
@@ -102,9 +111,9 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         files=strings("files"),
         criteria=strings("criteria"),
         description=str(raw.get("description") or ""),
-        task_id=raw.get("id"),
-        plan_id=raw.get("plan_id"),
-        base_branch=raw.get("base_branch"),
+        task_id=name("id"),
+        plan_id=name("plan_id"),
+        base_branch=name("base_branch"),
         script=script,
         developer=mapping("developer"),
         reviewer=mapping("reviewer"),
