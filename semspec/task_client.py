@@ -60,21 +60,31 @@ class TaskSummary:
 
 
 async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHandle[Any, Any]:
-    """Start the task's workflow; a task id that is already running is an input error."""
+    """Start the task's workflow; a task id that is running or already ran is an input error.
+
+    A task runs once: a second run under the same id would work on the same branch and hide
+    the first run's history behind the new one.
+    """
+    from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
 
+    task_id = inp.spec.task_id
     try:
         return await client.start_workflow(
             TaskWorkflow.run,
             inp,
-            id=workflow_id_for(inp.spec.task_id),
+            id=workflow_id_for(task_id),
             task_queue=task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
     except WorkflowAlreadyStartedError:
-        raise InputError(
-            f"task {inp.spec.task_id!r} already exists",
-            hint="pick another --id, or see it with `semspec task status`",
-        ) from None
+        pass
+    state = await describe_state(client, task_id)
+    how = "is already running" if state == "running" else f"already ran ({state})"
+    raise InputError(
+        f"task {task_id!r} {how}",
+        hint=f"see it with `semspec task status {task_id}`; to run it again, give it a new --id",
+    )
 
 
 def _handle(client: Client, task_id: str) -> WorkflowHandle[Any, Any]:

@@ -259,6 +259,19 @@ def test_resolve_takes_a_task_id_that_ends_in_digits(abstained: Seen) -> None:
     )
 
 
+def test_resubmitting_a_task_id_that_ran_is_refused_with_exit_2_saying_so(
+    stack: Stack, checkpointed: Seen
+) -> None:
+    again = _submit(stack, CHECKPOINT_ID, [{"reviewer": APPROVE}])
+
+    assert again.returncode == 2, again.stderr
+    assert again.stderr.splitlines()[0] == (
+        f"error: task '{CHECKPOINT_ID}' already ran (completed)"
+    )
+    status = json.loads(stack.cli("task", "status", CHECKPOINT_ID, "--json").stdout)
+    assert status["outcome"] == "approved"
+
+
 # ----- plans ------------------------------------------------------------------------------------
 
 
