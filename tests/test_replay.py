@@ -1,34 +1,47 @@
-"""Replay a recorded ``TaskWorkflow`` history: a non-deterministic workflow change fails here.
+"""Replay recorded ``TaskWorkflow`` histories: a non-deterministic workflow change fails here.
 
-The history is ``tests/histories/task_workflow_all_branches.json``, written by
-``python tests/histories/record.py`` (see its docstring for when to re-record).
+The histories in ``tests/histories/`` are written by ``python tests/histories/record.py`` (see its
+docstring for what each covers and when to re-record): every branch of the loop, recorded before
+steps could be interrupted, and risk signals that cancel running steps, in two runs.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from tests.histories.record import HISTORY_FILE, WORKFLOW_ID
+from tests.histories.record import (
+    HISTORY_FILE,
+    SIGNALS_FILE,
+    SIGNALS_RESUMED_FILE,
+    SIGNALS_WORKFLOW_ID,
+    WORKFLOW_ID,
+)
 from workflow.task.workflows import TaskWorkflow
 
 
-def _recorded() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(HISTORY_FILE.read_text(encoding="utf-8"))
+def _recorded(path: Path = HISTORY_FILE) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
-def test_the_recorded_history_covers_every_branch_of_the_loop() -> None:
-    events = _recorded()["events"]
-    activities = Counter(
+def _activities(events: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(
         e["activityTaskScheduledEventAttributes"]["activityType"]["name"]
         for e in events
         if "activityTaskScheduledEventAttributes" in e
     )
+
+
+def test_the_recorded_history_covers_every_branch_of_the_loop() -> None:
+    events = _recorded()["events"]
+    activities = _activities(events)
     assert activities["task.develop"] == 3
     assert activities["task.run_gates"] == 3
     assert activities["task.review"] == 3  # request_changes, need_more_info, approve
@@ -37,9 +50,36 @@ def test_the_recorded_history_covers_every_branch_of_the_loop() -> None:
     kinds = Counter(e["eventType"] for e in events)
     assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED"] == 1  # the human's answer
     assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"] == 1
+    assert kinds["EVENT_TYPE_MARKER_RECORDED"] == 0  # from before the interrupt patch
 
 
-async def test_the_task_workflow_replays_its_recorded_history_deterministically() -> None:
-    history = WorkflowHistory.from_json(WORKFLOW_ID, _recorded())
+def test_the_signals_history_cancels_two_running_gates_and_continues_as_new() -> None:
+    events = _recorded(SIGNALS_FILE)["events"]
+    kinds = Counter(e["eventType"] for e in events)
+    assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"] == 2  # halt, then pause
+    assert kinds["EVENT_TYPE_MARKER_RECORDED"] == 1  # the interrupt-running-step patch
+    assert kinds["EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED"] == 2
+    assert kinds["EVENT_TYPE_ACTIVITY_TASK_CANCELED"] == 2
+    assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED"] == 1  # the human's retry
+    assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW"] == 1
+    activities = _activities(events)
+    assert (activities["task.run_gates"], activities["task.checkpoint"]) == (2, 1)
+    resumed = _activities(_recorded(SIGNALS_RESUMED_FILE)["events"])
+    assert (resumed["task.review"], resumed["task.commit"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("workflow_id", "path"),
+    [
+        (WORKFLOW_ID, HISTORY_FILE),
+        (SIGNALS_WORKFLOW_ID, SIGNALS_FILE),
+        (SIGNALS_WORKFLOW_ID, SIGNALS_RESUMED_FILE),
+    ],
+    ids=["all-branches", "signals", "signals-resumed"],
+)
+async def test_the_task_workflow_replays_its_recorded_history_deterministically(
+    workflow_id: str, path: Path
+) -> None:
+    history = WorkflowHistory.from_json(workflow_id, _recorded(path))
     result = await Replayer(workflows=[TaskWorkflow]).replay_workflow(history)
     assert result.replay_failure is None

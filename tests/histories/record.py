@@ -1,9 +1,19 @@
-"""Record the ``TaskWorkflow`` history that ``tests/test_replay.py`` replays.
+"""Record the ``TaskWorkflow`` histories that ``tests/test_replay.py`` replays.
 
 Run ``python tests/histories/record.py`` from the repository root. It starts a Temporal dev
-server and an in-process worker, runs one task through every branch of the loop (a failed gate,
-a ``request_changes``, an escalation for exhausted retries, a human ``retry``, a reviewer asking
-for more information, the enrichment, approval and the commit) and writes the history as JSON.
+server and an in-process worker and runs two tasks:
+
+- every branch of the loop (a failed gate, a ``request_changes``, an escalation for exhausted
+  retries, a human ``retry``, a reviewer asking for more information, the enrichment, approval
+  and the commit), written to ``task_workflow_all_branches.json``; it was recorded before steps
+  could be interrupted, so it also proves that the ``interrupt-running-step`` patch keeps such
+  runs replaying;
+- risk signals in the middle of steps: a ``halt`` cancels the running gate, the escalation is
+  answered with ``retry``, a ``pause`` cancels the next gate and checkpoints; the first run is
+  ``task_workflow_signals.json`` and the run it continued as (resumed from the checkpoint,
+  approved) ``task_workflow_signals_resumed.json``.
+
+``python tests/histories/record.py signals`` records only the second (likewise ``all-branches``).
 
 Re-record after every intended change to ``workflow/task/workflows.py``: the replay test then
 proves that the *next* change replays this history deterministically (or that it is guarded by
@@ -19,8 +29,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-HISTORY_FILE = Path(__file__).resolve().parent / "task_workflow_all_branches.json"
+HERE = Path(__file__).resolve().parent
+HISTORY_FILE = HERE / "task_workflow_all_branches.json"
 WORKFLOW_ID = "task-replay-all-branches"
+SIGNALS_FILE = HERE / "task_workflow_signals.json"
+SIGNALS_RESUMED_FILE = HERE / "task_workflow_signals_resumed.json"
+SIGNALS_WORKFLOW_ID = "task-replay-signals"
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -85,7 +99,73 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     return out
 
 
+async def record_signals(
+    out: Path = SIGNALS_FILE, resumed_out: Path = SIGNALS_RESUMED_FILE
+) -> list[Path]:
+    """Run the risk-signals task on a fresh dev server and write the histories of its two runs."""
+    from temporalio.testing import WorkflowEnvironment
+
+    from semspec.services.specs import binary
+    from tests.support.repos import make_repo
+    from tests.support.slow_gate import gate_pid, slow_gate
+    from tests.support.tasks import start, task_input, wait_for_phase, write_script
+    from vocabulary.events import RiskSignalInput
+    from workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
+    from workflow.task.worker import build_worker
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo = root / "repo"
+        make_repo(repo, {"README.md": "# sample\n", "calc.py": BROKEN})
+        approve = {"developer": {"write": {"calc.py": GOOD}}, "reviewer": {"verdict": "approve"}}
+        script = write_script(root / "script.yaml", [approve])
+        gates = root / "gate"
+        task_id = SIGNALS_WORKFLOW_ID.removeprefix("task-")
+        inp = task_input(repo, script, task_id, gates=[slow_gate(gates, slow_runs=2)])
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=binary("temporal"),
+            dev_server_extra_args=["--log-level", "error"],
+        )
+        try:
+            queue = f"record-{uuid.uuid4()}"
+            async with build_worker(env.client, queue, None):
+                handle = await start(env.client, inp, queue)
+                await gate_pid(gates, 0)
+                halt = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py")
+                await handle.signal("halt", halt)
+                await wait_for_phase(handle, "escalated")
+                await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "go on"))
+                await gate_pid(gates, 1)
+                await handle.signal("pause", RiskSignalInput("context_pressure", "pause", "p1"))
+                result: TaskResult = await asyncio.wait_for(handle.result(), 120)
+                if result.outcome != "approved" or len(result.status.checkpoints) != 1:
+                    raise SystemExit(f"the recorded task ended {result.outcome}: {result.reason}")
+                first_run = handle.first_execution_run_id
+                first = await env.client.get_workflow_handle(
+                    handle.id, run_id=first_run
+                ).fetch_history()
+                resumed = await env.client.get_workflow_handle(handle.id).fetch_history()
+        finally:
+            await env.shutdown()
+    out.write_text(first.to_json() + "\n", encoding="utf-8")
+    resumed_out.write_text(resumed.to_json() + "\n", encoding="utf-8")
+    return [out, resumed_out]
+
+
+async def _main(which: str) -> list[Path]:
+    written = []
+    if which in ("all", "all-branches"):
+        written.append(await record())
+    if which in ("all", "signals"):
+        written += await record_signals()
+    return written
+
+
 if __name__ == "__main__":
     # Run as a script: make the repository root importable (for ``tests.support``).
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    print(f"wrote {asyncio.run(record())}")
+    which = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if which not in ("all", "all-branches", "signals"):
+        raise SystemExit(f"error: unknown history {which!r}\nhint: all, all-branches or signals")
+    for path in asyncio.run(_main(which)):
+        print(f"wrote {path}")
