@@ -11,7 +11,9 @@ Loop event ``data`` by kind (all optional beyond what is listed):
   "out_of_scope": [touched paths neither task files nor allowed by ``scope.allow``]}``; the
   risk monitor takes ``out_of_scope`` as the scope-creep list when present, else computes
   ``files`` minus ``task_files`` (events from workers before the key existed)
-- ``escalation``: ``{"reason": str, "retries": int, "fingerprint": str, "question": str}``
+- ``escalation``: ``{"reason": str, "retries": int, "fingerprint": str, "question": str,
+  "source": "loop" | "halt" | "pause"}`` (``source``: the task's own bound or the risk signal
+  that stopped it)
 - ``finished``: ``{"outcome": str, "commit": str | None, "reason": str | None}``
 """
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents.protocol import Finding
+from vocabulary.events import RiskSignalInput
 from workflow.context.monitor import ContextSnapshot
 from workflow.gates.types import GateResult, GateSpec
 
@@ -135,6 +136,8 @@ class Continuation:
     """Escalations so far, so escalation ids stay unique when the carried log is cut."""
     signal_ids: list[str] = field(default_factory=list)
     """Risk signals already honoured, so a redelivery after the checkpoint is dropped."""
+    halt: RiskSignalInput | None = None
+    """A halt that arrived while the checkpoint was taken: the new run honours it first."""
 
 
 @dataclass(frozen=True)

@@ -317,6 +317,7 @@ class TaskWorkflow:
         self._tokens_spent = cont.tokens_spent
         self._elapsed_before = cont.elapsed_s
         self._signal_ids.update(cont.signal_ids)
+        self._halt = cont.halt
         status.fingerprints = list(cont.fingerprints)
         status.log = list(cont.log)
         status.assignment = list(cont.assignment)
@@ -710,6 +711,8 @@ class TaskWorkflow:
                     max_iterations=self._max_iterations,
                     escalations=self._escalations,
                     signal_ids=sorted(self._signal_ids),
+                    # A pause is answered by this very checkpoint; a halt still needs a human.
+                    halt=self._halt,
                 ),
             )
         )
