@@ -21,6 +21,10 @@ import pytest
 import yaml
 from temporalio.client import Client
 
+from semspec.demo.narrate import MARK
+from semspec.demo.sample_sops import CALC_SOP_ID, DOCS_SOP_ID
+from semspec.demo.steps import STEPS
+from semspec.demo.story import STRAY_FILE
 from semspec.task_client import wait_result
 
 DEMO_TIMEOUT_S = 400.0
@@ -49,12 +53,12 @@ class StackRepo:
             timeout=timeout,
         )
 
-    def demo(self, *args: str) -> dict[str, Any]:
-        """Run ``semspec demo --json ARGS`` and return its summary."""
+    def demo(self, *args: str) -> tuple[dict[str, Any], str]:
+        """Run ``semspec demo --json ARGS``; return its summary and its narration (stderr)."""
         done = self.semspec("demo", "--json", *args)
         assert done.returncode == 0, done.stderr[-3000:]
         summary: dict[str, Any] = json.loads(done.stdout)
-        return summary
+        return summary, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -75,19 +79,47 @@ def _by_key(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {task["key"]: task for task in summary["tasks"]}
 
 
-def test_demo_with_yes_approves_task_one_and_retries_task_two_past_its_escalation(
-    stack_repo: StackRepo,
-) -> None:
-    summary = stack_repo.demo("--yes")
+def assert_every_step_shown(summary: dict[str, Any], narration: str) -> None:
+    """Each of the four steps is judged shown in the summary, called out as it happened, and
+    ticked in the closing recap."""
+    steps = {s["name"]: s for s in summary["steps"]}
+    assert list(steps) == [name for _, name, _ in STEPS]
+    for number, name, title in STEPS:
+        step = steps[name]
+        assert (step["number"], step["shown"]) == (number, True), step
+        assert step["detail"], step
+        assert f"{MARK} step {number} ({title})" in narration, name
+        assert f"[yes] {number}. {title}" in narration, name
+    assert "[NO ]" not in narration
+
+
+def test_demo_with_yes_shows_all_four_steps_and_exits_0(stack_repo: StackRepo) -> None:
+    summary, narration = stack_repo.demo("--yes")
     assert summary["ok"] is True
+    assert_every_step_shown(summary, narration)
+    steps = {s["name"]: s["task"] for s in summary["steps"]}
+    assert steps == {"sops": "sub", "risk_signal": "sub", "escalation": "mul", "checkpoint": "sub"}
     sub, mul = _by_key(summary)["sub"], _by_key(summary)["mul"]
 
+    # Step 1: the SOP matching the task files reached the reviewer and was cited.
+    sops = {s["sop_id"]: s for s in summary["knowledge"]["sops"]}
+    assert sops[CALC_SOP_ID]["in_reviewer_context"] is True
+    assert sops[DOCS_SOP_ID]["in_reviewer_context"] is False
+    assert [(c["iteration"], c["sop_id"]) for c in sub["sop_citations"]] == [(1, CALC_SOP_ID)]
+    # Step 2: the scope-creep flag names the stray file and came before the first review.
+    assert any(f.startswith("scope_creep") and STRAY_FILE in f for f in sub["flags"])
+    assert sub["reviews_after_flag"][0] == 1
+    # Step 4: one checkpoint from context pressure, a fresh run, and approval.
+    [checkpoint] = sub["checkpoints"]
+    assert checkpoint.startswith("context ") and "semspec/checkpoint/" in checkpoint
+    assert sub["resumed"] == 1
     assert sub["state"] == "approved"
     assert sub["commit_id"]
-    assert sub["verdicts"] == ["request_changes", "approve"]
-    assert [g["passed"] for g in sub["gates"]] == [False, True, True]
+    assert sub["verdicts"] == ["request_changes", "request_changes", "approve"]
+    assert [g["passed"] for g in sub["gates"]] == [True, True, True]
     assert sub["escalations"] == []
 
+    # Step 3: the repeated evidence escalated; the human's retry got the task approved.
     assert mul["state"] == "approved"
     assert mul["commit_id"]
     [escalation] = mul["escalations"]
@@ -100,13 +132,18 @@ def test_demo_with_yes_approves_task_one_and_retries_task_two_past_its_escalatio
     assert summary["kept"] is False
     assert not Path(summary["sample_repo"]).exists()
     assert summary["resolve_command"] is None
+    # The sample is gone, so no command the demo printed may point into it.
+    commands = [line for line in narration.splitlines() if "semspec --repo" in line]
+    assert commands
+    assert not [line for line in commands if summary["sample_repo"] in line]
 
 
 async def test_demo_without_yes_leaves_task_two_escalated_and_its_printed_command_resolves_it(
     stack_repo: StackRepo,
 ) -> None:
-    summary = stack_repo.demo()
+    summary, narration = stack_repo.demo()
     assert summary["ok"] is True
+    assert_every_step_shown(summary, narration)
     mul = _by_key(summary)["mul"]
     assert mul["state"] == "escalated"
     assert mul["commit_id"] is None
@@ -115,7 +152,8 @@ async def test_demo_without_yes_leaves_task_two_escalated_and_its_printed_comman
     assert Path(summary["sample_repo"]).is_dir()
 
     command = shlex.split(summary["resolve_command"])
-    assert command[:3] == ["semspec", "--repo", summary["sample_repo"]]
+    assert command[:3] == ["semspec", "--repo", str(stack_repo.path.resolve())]
+    assert summary["resolve_command"] in narration
     done = stack_repo.semspec(*command[1:], timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
 

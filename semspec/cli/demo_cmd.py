@@ -1,4 +1,5 @@
-"""``semspec demo``: two scripted tasks on a sample repository, on the embedded stack."""
+"""``semspec demo``: the whole product in one run, on a sample repository and the embedded
+stack: SOPs, a risk-monitor flag, an escalation and its answer, a checkpoint."""
 
 from __future__ import annotations
 
@@ -21,14 +22,20 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(
             False, "--yes", help="Answer the escalation yourself (retry with guidance)."
         ),
-        keep: bool = typer.Option(False, "--keep", help="Keep the sample repository."),
+        keep: bool = typer.Option(
+            False,
+            "--keep",
+            help="Keep the sample repository (always kept without --yes, or if a step failed).",
+        ),
         timeout: float = typer.Option(
             300.0, "--timeout", help="Seconds to wait for each task to finish or escalate."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON summary at the end."),
     ) -> None:
-        """Run two scripted tasks on a throwaway repository: a gate failure, request_changes,
-        approval and commit; then a no_new_evidence escalation and its human answer."""
+        """Show the whole loop on a throwaway repository with scripted agents: SOPs synced and
+        cited by the reviewer, a scope-creep flag from the risk monitor, a checkpoint under
+        context pressure, a no_new_evidence escalation and a human's answer. Exits 1 when a
+        step did not show."""
         if timeout <= 0:
             raise InputError(
                 f"--timeout must be a positive number of seconds, got {timeout:g}",

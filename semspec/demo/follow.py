@@ -18,13 +18,15 @@ QUERY_FAILURE_GRACE_S = 20.0
 
 @dataclass
 class TaskFollower:
-    """Polls a task's status; calls ``on_entry`` for each new log line and ``on_phase`` for
-    each phase it sees, and stops when the task ends or raises an escalation not yet answered."""
+    """Polls a task's status; calls ``on_status`` with every status it reads, then
+    ``on_entry`` for each new log line and ``on_phase`` for each phase it sees, and stops when
+    the task ends or raises an escalation not yet answered."""
 
     client: Client
     task_id: str
     on_entry: Callable[[LogEntry], None]
     on_phase: Callable[[str], None]
+    on_status: Callable[[TaskStatus], None] = lambda _status: None
     shown: int = 0
     phase: str = ""
     answered: set[str] = field(default_factory=set)
@@ -71,6 +73,7 @@ class TaskFollower:
                 ) from None
             return None
         self._failing_since = 0.0
+        self.on_status(status)
         for entry in status.log[self.shown :]:
             self.on_entry(entry)
         self.shown = len(status.log)

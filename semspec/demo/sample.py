@@ -1,4 +1,4 @@
-"""Write the demo's sample repository: the calculator project, its config and the scripts.
+"""Write the demo's sample repository: the calculator project, its SOPs, config and scripts.
 
 The config runs pytest with this interpreter (so the gate works without a ``python`` on PATH)
 and points ``services`` at the stack the demo uses, so ``semspec --repo <sample> ...`` commands
@@ -17,7 +17,8 @@ import pygit2
 import yaml
 
 from semspec.config.models import SemspecConfig
-from semspec.demo.story import DEMO_TASKS, SAMPLE_FILES
+from semspec.demo.sample_sops import SAMPLE_SOPS
+from semspec.demo.story import DEMO_TASKS, DEVELOPER_WINDOW, SAMPLE_FILES
 from semspec.services.connect import Endpoints
 
 BRANCH = "main"
@@ -40,8 +41,8 @@ def gate_command() -> str:
 
 
 def sample_config(endpoints: Endpoints, stack: SemspecConfig) -> dict[str, Any]:
-    """The sample's ``.semspec/config.yaml`` as data: a required pytest gate, scripted agents,
-    and the running stack's addresses."""
+    """The sample's ``.semspec/config.yaml`` as data: a required pytest gate, scripted agents
+    (the developer's window small enough for a checkpoint), and the running stack's addresses."""
     temporal = stack.services.temporal
     temporal_section: dict[str, Any] = {
         "address": endpoints.temporal_address,
@@ -61,7 +62,11 @@ def sample_config(endpoints: Endpoints, stack: SemspecConfig) -> dict[str, Any]:
         },
         "loop": {"max_retries": 3, "max_iterations": 8},
         "models": {
-            "developer": {"provider": "scripted", "model": "scripted"},
+            "developer": {
+                "provider": "scripted",
+                "model": "scripted",
+                "context_window": DEVELOPER_WINDOW,
+            },
             "reviewer": {"provider": "scripted", "model": "scripted"},
         },
         "services": {"nats": {"url": endpoints.nats_url}, "temporal": temporal_section},
@@ -79,7 +84,7 @@ def create_sample_repo(root: Path, endpoints: Endpoints, stack: SemspecConfig) -
     """Create the sample repository at ``root`` (which must not exist) with everything
     committed on ``main``."""
     root.mkdir(parents=True)
-    for rel, text in SAMPLE_FILES.items():
+    for rel, text in (SAMPLE_FILES | SAMPLE_SOPS).items():
         _write(root, rel, text)
     header = "# Written by `semspec demo`: a pytest gate and scripted agents.\n"
     config = yaml.safe_dump(sample_config(endpoints, stack), sort_keys=False)
@@ -94,6 +99,6 @@ def create_sample_repo(root: Path, endpoints: Endpoints, stack: SemspecConfig) -
     tree = repo.index.write_tree()
     who = pygit2.Signature(*_SIGNATURE)
     commit = repo.create_commit(
-        f"refs/heads/{BRANCH}", who, who, "calc: add() and its test", tree, []
+        f"refs/heads/{BRANCH}", who, who, "calc: add(), its test and SOPs", tree, []
     )
     return SampleRepo(path=root.resolve(), base_commit=str(commit), scripts=scripts)

@@ -1,14 +1,21 @@
-"""What the demo shows: a tiny calculator project and two scripted tasks on it.
+"""What the demo shows: a tiny calculator project, its SOPs, and two scripted tasks on it.
 
-Task 1 (``sub``) first breaks the test, then passes it but misses a criterion and gets
-``request_changes``, then is approved. Task 2 (``mul``) submits the same broken change twice,
-which escalates with ``no_new_evidence``; after a human's retry its third attempt is approved.
+Task 1 (``sub``) adds an undocumented ``sub`` and, unasked, edits README.md: the risk monitor
+flags scope creep, and the reviewer, given the synced SOP and the flag, asks for changes citing
+both. The developer documents ``sub`` and restores the README (the stray edit is reported once,
+so the monitor's ladder does not climb to a pause). A long second review then fills the loop's
+context: the task checkpoints, continues in a fresh run, and is approved.
+
+Task 2 (``mul``) submits the same broken change twice, which escalates with ``no_new_evidence``;
+after a human's retry its third attempt is approved.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from semspec.demo.sample_sops import CALC_SOP_ID
 
 CALC_HEAD = '"""A tiny calculator: the sample project of `semspec demo`."""\n'
 
@@ -25,8 +32,12 @@ def test_add() -> None:
     assert add(2, 3) == 5
 """
 
+README = "# calc\n\nThe sample project of `semspec demo`.\n"
+README_EDITED = README + "\n`sub(a, b)` subtracts b from a.\n"
+"""An edit the task did not ask for: README.md is not one of its files."""
+
 SAMPLE_FILES: dict[str, str] = {
-    "README.md": "# calc\n\nThe sample project of `semspec demo`.\n",
+    "README.md": README,
     "pyproject.toml": (
         '[project]\nname = "semspec-demo-calc"\nversion = "0.1.0"\n\n'
         '[tool.pytest.ini_options]\npythonpath = ["."]\ntestpaths = ["tests"]\n'
@@ -42,16 +53,16 @@ def _calc(*functions: str) -> str:
     return CALC_HEAD + ADD + "".join(functions)
 
 
-def _tests(name: str, test: str) -> str:
-    return f"from calc import add, {name}\n" + TEST_ADD + test
+def _tests(name: str, *tests: str) -> str:
+    return f"from calc import add, {name}\n" + TEST_ADD + "".join(tests)
 
 
-SUB_BROKEN = "\n\ndef sub(a: float, b: float) -> float:\n    return a + b\n"
 SUB_UNDOCUMENTED = "\n\ndef sub(a: float, b: float) -> float:\n    return a - b\n"
 SUB_DONE = (
     '\n\ndef sub(a: float, b: float) -> float:\n    """Return a minus b."""\n    return a - b\n'
 )
 TEST_SUB = "\n\ndef test_sub() -> None:\n    assert sub(5, 3) == 2\n"
+TEST_SUB_NEGATIVE = "\n\ndef test_sub_below_zero() -> None:\n    assert sub(3, 5) == -2\n"
 
 MUL_BROKEN = "\n\ndef mul(a: float, b: float) -> float:\n    return a + b\n"
 MUL_DONE = (
@@ -63,9 +74,16 @@ SUB_DOC_CRITERION = "sub has a docstring saying what it returns"
 MUL_GUIDANCE = "mul must multiply: return a * b, not a + b"
 """What the demo answers task 2's escalation with (``--action retry --guidance ...``)."""
 
+DEVELOPER_WINDOW = 24_000
+"""The sample's ``models.developer.context_window``: the budget check still fits (it needs 8K
+of working memory), and one long review fills it past the 75% that triggers a checkpoint."""
+LONG_REVIEW_TOKENS = 18_000
+"""Tokens the second review of task 1 reports: 75% of the window on their own, so the loop
+checkpoints whatever the task text adds; with the ~2K it adds here, red (75-85%)."""
 
-def _step(summary: str, calc: str, tests: str) -> dict[str, Any]:
-    return {"summary": summary, "write": {"calc.py": calc, "tests/test_calc.py": tests}}
+
+def _step(summary: str, calc: str, tests: str, **extra: str) -> dict[str, Any]:
+    return {"summary": summary, "write": {"calc.py": calc, "tests/test_calc.py": tests, **extra}}
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,8 @@ class DemoTask:
     criteria: tuple[str, ...]
     files: tuple[str, ...]
     iterations: tuple[dict[str, Any], ...]
+    shows: tuple[str, ...]
+    """Names of the demo steps (``semspec.demo.steps.STEPS``) this task is there to show."""
 
     def script(self) -> dict[str, Any]:
         """The scripted-agent script (``agents/scripted.py`` format) as plain data."""
@@ -84,6 +104,8 @@ class DemoTask:
 
 
 TASK_FILES = ("calc.py", "tests/test_calc.py")
+STRAY_FILE = "README.md"
+"""The file task 1 edits outside its scope (a test file would be allowed by ``scope.allow``)."""
 
 SUB_TASK = DemoTask(
     key="sub",
@@ -91,26 +113,61 @@ SUB_TASK = DemoTask(
     criteria=("sub(a, b) returns a - b", SUB_DOC_CRITERION),
     files=TASK_FILES,
     iterations=(
-        {"developer": _step("add sub (wrong sign)", _calc(SUB_BROKEN), _tests("sub", TEST_SUB))},
         {
-            "developer": _step("fix the sign", _calc(SUB_UNDOCUMENTED), _tests("sub", TEST_SUB)),
+            "developer": _step(
+                "add sub and mention it in the README",
+                _calc(SUB_UNDOCUMENTED),
+                _tests("sub", TEST_SUB),
+                **{STRAY_FILE: README_EDITED},
+            ),
             "reviewer": {
                 "verdict": "request_changes",
-                "summary": "sub works but a criterion is not met",
+                "summary": "sub works, but it breaks an SOP and edits a file outside the task",
                 "findings": [
                     {
-                        "message": "sub has no docstring",
+                        "message": f"sub has no docstring (SOP {CALC_SOP_ID})",
                         "file": "calc.py",
+                        "sop_id": CALC_SOP_ID,
                         "criterion": SUB_DOC_CRITERION,
-                    }
+                    },
+                    {
+                        "message": f"{STRAY_FILE} is not part of this task (flagged as scope "
+                        "creep); restore it",
+                        "file": STRAY_FILE,
+                    },
                 ],
             },
         },
         {
-            "developer": _step("document sub", _calc(SUB_DONE), _tests("sub", TEST_SUB)),
-            "reviewer": {"verdict": "approve", "summary": "both criteria met"},
+            "developer": _step(
+                "document sub, restore the README",
+                _calc(SUB_DONE),
+                _tests("sub", TEST_SUB),
+                **{STRAY_FILE: README},
+            ),
+            "reviewer": {
+                "verdict": "request_changes",
+                "summary": "a long review of every case: test_sub checks one sign only",
+                "findings": [
+                    {
+                        "message": "add a test where sub's result is below zero",
+                        "severity": "warning",
+                        "file": "tests/test_calc.py",
+                    }
+                ],
+                "tokens": LONG_REVIEW_TOKENS,
+            },
+        },
+        {
+            "developer": _step(
+                "test sub below zero",
+                _calc(SUB_DONE),
+                _tests("sub", TEST_SUB, TEST_SUB_NEGATIVE),
+            ),
+            "reviewer": {"verdict": "approve", "summary": "criteria, SOP and scope all met"},
         },
     ),
+    shows=("sops", "risk_signal", "checkpoint"),
 )
 
 MUL_TASK = DemoTask(
@@ -129,6 +186,7 @@ MUL_TASK = DemoTask(
             "reviewer": {"verdict": "approve", "summary": "mul multiplies"},
         },
     ),
+    shows=("escalation",),
 )
 
 DEMO_TASKS = (SUB_TASK, MUL_TASK)
