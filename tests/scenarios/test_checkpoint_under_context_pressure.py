@@ -1,16 +1,21 @@
 """Scenario: context pressure forces a checkpoint mid-task, and the task is approved after it.
 
-The developer's model has a small configured window (``models.developer.context_window``); its
-first iteration spends most of it, so the loop checkpoints to a branch and continues in a fresh
-context. What the loop knew must survive the checkpoint: the retry count keeps climbing
-(``retry 1/3`` then ``retry 2/3``) and the reviewer's findings reach the next developer prompt.
+The developer's model has a small configured window (``models.developer.context_window``) and
+the first iteration's agent calls fill most of it, so before the second iteration the loop
+checkpoints to a branch and continues in a fresh context. What the loop knew must survive the
+checkpoint: the retry count keeps climbing (``retry 1/3`` then ``retry 2/3``) and the reviewer's
+findings reach the next developer prompt.
+
+The heavy call is the first review: the loop counts it against its window after the review, so
+the checkpoint comes from the loop's own pressure level at the next safe point. (Had the
+developer's step filled the window, the risk monitor's ``pause`` on the gate's context report
+would race the first review, and the scenario could not know whether a review came first.)
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from typing import Any
 
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, RecordedRequest, call, text
@@ -22,26 +27,25 @@ from tests.support.stack import Stack
 WINDOW = 20_000
 """Big enough for the budget check (8K of working memory), small enough to fill in one step."""
 HEAVY_USAGE = (14_000, 200)
-"""Tokens the first developer call reports: ~80% of WINDOW with the task, ~50% of the 32K the
-registry gives the model, so only the configured window makes it red."""
+"""Tokens the first review reports: ~80% of WINDOW with the task, ~50% of the 32K the registry
+gives the model, so only the configured window makes the pressure red."""
 FIRST_FINDING = "format_without_hash needs an example in its docstring"
 SECOND_FINDING = "the example should show a URL with a query string"
 
 
-def attempt(version: int, usage: tuple[int, int] | None = None) -> list[FakeReply]:
+def attempt(version: int) -> list[FakeReply]:
     """One developer iteration: write a distinct version of the change, then submit."""
     content = with_new_function() + f"\n# revision {version}\n"
     write = call("write_file", {"path": FORMAT_PY, "content": content})
-    if usage is not None:
-        write = replace(write, usage=usage)
     return [write, call("submit", {"summary": f"revision {version}"})]
 
 
-def verdict(kind: str, finding: str | None = None) -> FakeReply:
+def verdict(kind: str, finding: str | None = None, usage: tuple[int, int] = (10, 5)) -> FakeReply:
+    """The reviewer's JSON verdict, with one finding when it asks for changes."""
     body: dict[str, Any] = {"verdict": kind, "summary": finding or "good"}
     if finding:
         body["findings"] = [{"message": finding, "severity": "error", "file": FORMAT_PY}]
-    return text(json.dumps(body))
+    return text(json.dumps(body), usage=usage)
 
 
 def iteration_prompts(requests: list[RecordedRequest]) -> list[str]:
@@ -52,9 +56,9 @@ def iteration_prompts(requests: list[RecordedRequest]) -> list[str]:
 def test_a_checkpoint_under_context_pressure_keeps_retries_and_findings_and_the_task_is_approved(
     stack: Stack,
 ) -> None:
-    developer = [*attempt(1, HEAVY_USAGE), *attempt(2), *attempt(3)]
+    developer = [*attempt(1), *attempt(2), *attempt(3)]
     reviewer = [
-        verdict("request_changes", FIRST_FINDING),
+        verdict("request_changes", FIRST_FINDING, HEAVY_USAGE),
         verdict("request_changes", SECOND_FINDING),
         verdict("approve"),
     ]
