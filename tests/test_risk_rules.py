@@ -105,6 +105,25 @@ def test_scope_creep_of_an_event_without_the_loops_list_is_every_file_outside_th
     assert step.emissions[0].signal.evidence["outside"] == ["tests/test_a.py"]
 
 
+def test_scope_creep_climbs_only_when_a_new_file_goes_outside_the_task() -> None:
+    world = World()
+    first = event("files", files=["a.py", "README.md"], task_files=["a.py"])
+    assert world.levels(world.feed(first)) == [("t1", "scope_creep", "warn")]
+    # The next iteration's diff still holds README.md: the same creep, not a repeat of it.
+    assert world.levels(world.feed(event("files", files=["a.py", "README.md"]))) == []
+    step = world.feed(event("files", files=["a.py", "README.md", "setup.cfg"]))
+    assert world.levels(step) == [("t1", "scope_creep", "pause")]
+    assert step.emissions[0].signal.evidence["new"] == ["setup.cfg"]
+
+
+def test_scope_creep_signals_again_after_a_human_answered() -> None:
+    world = World()
+    world.feed(event("files", files=["a.py", "README.md"], task_files=["a.py"]))
+    world.feed(event("escalation", resolved=True, action="retry"))
+    step = world.feed(event("files", files=["a.py", "README.md"]))
+    assert world.levels(step) == [("t1", "scope_creep", "warn")]
+
+
 def test_same_fingerprint_twice_escalates_and_once_does_not() -> None:
     world = World()
     assert world.levels(world.feed(event("escalation", fingerprint="abc"))) == []

@@ -78,6 +78,7 @@ def apply_event(
         own.episode += 1
         own.levels = {}
         own.fingerprints = {}
+        own.outside_scope = []
         own.retry_allowance += _granted_retries(event)
     if event.kind == "finished":
         own.active = False
@@ -190,8 +191,12 @@ def _scope_triggers(
         outside = sorted(set(_paths(reported)))
     else:
         outside = sorted(set(files) - set(state.task_files))  # an event from an older worker
-    if len(outside) > rule.threshold:
-        evidence = {**base, "outside": outside, "task_files": state.task_files}
+    # The files event carries the whole diff against the base, so a stray file stays in every
+    # later iteration's event; only a file not signalled before in this episode is new creep.
+    new = sorted(set(outside) - set(state.outside_scope))
+    if len(outside) > rule.threshold and new:
+        state.outside_scope = sorted({*state.outside_scope, *outside})
+        evidence = {**base, "outside": outside, "new": new, "task_files": state.task_files}
         yield RiskReason.SCOPE_CREEP, rule, evidence
 
 

@@ -47,6 +47,8 @@ class TaskState:
     """Times each evidence fingerprint was seen in this episode."""
     touched: list[str] = field(default_factory=list)
     task_files: list[str] = field(default_factory=list)
+    outside_scope: list[str] = field(default_factory=list)
+    """Files outside the task already signalled in this episode; only new ones climb again."""
     utilization: float = 0.0
     active: bool = True
     events: int = 0
