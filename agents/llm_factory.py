@@ -69,8 +69,13 @@ def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatP
     """The chat provider of ``role`` (``field`` names the config section in errors)."""
     settings = resolve(role, repo)
     # An OpenAI-compatible server on this machine (Ollama, vLLM, llama.cpp) takes no key, even
-    # when the registry entry of the model it serves names one for the vendor's endpoint.
-    local = role.provider in OPENAI_NAMES and is_loopback_url(settings.base_url)
+    # when the registry entry of the model it serves names one for the vendor's endpoint. A
+    # variable the role itself names is the user saying the server wants a key: it must be set.
+    local = (
+        role.provider in OPENAI_NAMES
+        and is_loopback_url(settings.base_url)
+        and not role.api_key_env
+    )
     key = api_key_from_env(
         settings.api_key_env,
         field=f"{field}.api_key_env",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ prompt = sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read()
 pathlib.Path("agent_was_here.txt").write_text(prompt)
 print("edited agent_was_here.txt")
 """
+REGISTRY_KEY_VARIABLE = "OPENAI_API_KEY"
 UNSET_KEY_VARIABLE = "SEMSPEC_TEST_NEVER_SET_KEY"
 LEAVES_A_WATCHER = """\
 import subprocess, sys
@@ -171,18 +173,28 @@ def test_other_addresses_do_not_count_as_this_machine(url: str | None) -> None:
 
 
 async def test_a_local_openai_compatible_server_needs_no_api_key(git_repo: Path) -> None:
+    assert not os.environ.get(REGISTRY_KEY_VARIABLE), "the test needs the vendor key unset"
     with FakeLLMServer([call("submit", {"summary": "nothing to do"})]) as server:
-        # The key variable is named (as a registry entry for the vendor names one) but unset.
-        role = RoleModel(
-            provider="openai",
-            model="gpt-4o-mini",
-            base_url=server.base_url,
-            api_key_env=UNSET_KEY_VARIABLE,
-        )
+        # The registry entry of gpt-4o-mini names the vendor's key variable; the role names none.
+        role = RoleModel(provider="openai", model="gpt-4o-mini", base_url=server.base_url)
         assert is_loopback_url(server.base_url)
         result = await developer_for(role, git_repo).develop(request_for(git_repo))
 
     assert result.outcome == "submitted"
+
+
+def test_a_key_variable_the_role_names_must_be_set_even_on_loopback(git_repo: Path) -> None:
+    role = RoleModel(
+        provider="openai",
+        model="gpt-4o-mini",
+        base_url="http://127.0.0.1:9/v1",
+        api_key_env=UNSET_KEY_VARIABLE,
+    )
+
+    with pytest.raises(ConfigError) as caught:
+        developer_for(role, git_repo)
+
+    assert UNSET_KEY_VARIABLE in caught.value.message
 
 
 def test_a_remote_openai_compatible_server_still_needs_its_api_key(git_repo: Path) -> None:

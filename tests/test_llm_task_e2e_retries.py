@@ -8,6 +8,7 @@ API key variable is a config error: no retry, no request, and the reason names t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from tests.fakes.llm_task import (
 from workflow.task.shared import TaskResult, workflow_id_for
 from workflow.task.worker import build_worker
 
+RESULT_TIMEOUT_S = 120.0
 CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]
 
 
@@ -49,7 +51,8 @@ async def run_task(client: Client, task_queue: str, repo: Path, task_id: str) ->
     )
     await submit(client, task_queue, build_task_input(draft, load_config(repo), repo))
     handle = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
-    result: TaskResult = await handle.result()
+    # Bounded: a task that escalates instead of ending would otherwise wait for a human forever.
+    result: TaskResult = await asyncio.wait_for(handle.result(), RESULT_TIMEOUT_S)
     return result
 
 
