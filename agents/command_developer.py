@@ -84,6 +84,13 @@ class CommandDeveloper:
             readers.append(asyncio.create_task(_feed(process.stdin, prompt.encode("utf-8"))))
         try:
             await asyncio.wait_for(_exited(process), self.timeout_s)
+        except asyncio.CancelledError:
+            # The step was stopped (a halt from the risk monitor, a cancelled task): so is the
+            # agent, with everything it started.
+            _kill_group(process.pid)
+            await _reap(process)
+            await _stop(readers)
+            raise
         except TimeoutError:
             _kill_group(process.pid)
             await _reap(process)

@@ -10,10 +10,12 @@ import asyncio
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from temporalio.client import Client, WorkflowHandle
 
 from semspec.config import load_config
@@ -30,7 +32,7 @@ from tests.fakes.llm_task import (
 from tests.support.slow_gate import gate_pid, is_running, slow_gate
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 from vocabulary.events import RiskSignalInput
-from workflow.task.shared import Resolution, TaskResult, workflow_id_for
+from workflow.task.shared import Resolution, RoleSpec, TaskResult, workflow_id_for
 from workflow.task.worker import build_worker
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
@@ -153,3 +155,27 @@ async def test_a_halt_stops_the_llm_developer_and_no_llm_call_follows_it(
     # Every call after the halt belongs to the retried step, which carries the guidance.
     for request in developer_calls[1:]:
         assert guidance in str(request.body["messages"])
+
+
+async def test_a_halt_ends_a_command_developer_with_its_process_group(
+    temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
+) -> None:
+    pid_path = tmp_path / "agent.pid"
+    # An external coding agent that never finishes on its own.
+    command = f"sh -c 'echo $$ > {pid_path}.tmp && mv {pid_path}.tmp {pid_path}; exec sleep 600'"
+    (git_repo / ".semspec").mkdir()
+    config = {"models": {"developer": {"provider": "command", "command": command}}}
+    (git_repo / ".semspec" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    inp = task_input(git_repo, tmp_path / "unused.yaml", _tid())
+    inp = replace(inp, spec=replace(inp.spec, developer=RoleSpec("command", "agent-cli")))
+    handle = await start(temporal_client, inp, worker)
+    await _until(pid_path.exists, "the command agent starts")
+    pid = int(pid_path.read_text(encoding="utf-8"))
+    await handle.signal("halt", HALT)
+    status = await wait_for_phase(handle, "escalated")
+    assert status.pending_escalation is not None
+    assert status.pending_escalation.message.endswith("the running developer step was cancelled")
+    assert not is_running(pid)
+    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    result: TaskResult = await asyncio.wait_for(handle.result(), WAIT_S)
+    assert result.outcome == "aborted"
