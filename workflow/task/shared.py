@@ -138,6 +138,8 @@ class Continuation:
     """Risk signals already honoured, so a redelivery after the checkpoint is dropped."""
     halt: RiskSignalInput | None = None
     """A halt that arrived while the checkpoint was taken: the new run honours it first."""
+    scope_flagged: list[str] = field(default_factory=list)
+    """Files outside the task the loop already flagged to the reviewer."""
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     # when it decodes activity results.
     from agents import protocol as _agent_protocol  # noqa: F401
     from vocabulary.events import RiskSignalInput
-    from vocabulary.reasons import FallbackReason
+    from vocabulary.reasons import FallbackReason, RiskReason
     from workflow.context.monitor import ContextTracker, should_checkpoint
     from workflow.context.windows import DEFAULT_WINDOW
     from workflow.fingerprint import evidence_fingerprint
@@ -116,6 +116,7 @@ class TaskWorkflow:
         self._escalations = 0
         self._early_signals: list[str] = []
         self._flags: list[str] = []
+        self._scope_flagged: set[str] = set()
         # Replaced in ``run`` by the budget check's, the parent's or the carried window.
         self._tracker = ContextTracker(window=DEFAULT_WINDOW)
         self._base_tokens = 0
@@ -317,6 +318,7 @@ class TaskWorkflow:
         self._tokens_spent = cont.tokens_spent
         self._elapsed_before = cont.elapsed_s
         self._signal_ids.update(cont.signal_ids)
+        self._scope_flagged.update(cont.scope_flagged)
         self._halt = cont.halt
         status.fingerprints = list(cont.fingerprints)
         status.log = list(cont.log)
@@ -436,7 +438,22 @@ class TaskWorkflow:
             f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
             {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
         )
+        self._flag_scope(dev.out_of_scope)
         return dev
+
+    def _flag_scope(self, outside: list[str]) -> None:
+        """Flag files outside the task to the reviewer at once, from the step's own diff.
+
+        The risk monitor flags the same creep, but its signal travels through NATS and the
+        bridge and may arrive after the reviewer has run; the loop's own note cannot be late.
+        """
+        new = sorted(set(outside) - self._scope_flagged)
+        if not new:
+            return
+        self._scope_flagged.update(new)
+        note = f"{RiskReason.SCOPE_CREEP.value}: files outside the task: {', '.join(new)}"
+        self._flags.append(note)
+        self._log("flag", note, {"files": new})
 
     async def _gates(self, ws: Workspace) -> GatesStep:
         status = self._state
@@ -711,6 +728,7 @@ class TaskWorkflow:
                     max_iterations=self._max_iterations,
                     escalations=self._escalations,
                     signal_ids=sorted(self._signal_ids),
+                    scope_flagged=sorted(self._scope_flagged),
                     # A pause is answered by this very checkpoint; a halt still needs a human.
                     halt=self._halt,
                 ),
@@ -827,9 +845,23 @@ class TaskWorkflow:
     @workflow.signal(name=SIGNAL_FLAG)
     def flag(self, signal: RiskSignalInput) -> None:
         """Risk monitor: tell the reviewer about a concern (e.g. scope creep)."""
-        if self._first(signal, "flag"):
+        if self._first(signal, "flag") and not self._already_flagged(signal):
             note = f"{signal.reason}: {signal.message}" if signal.message else signal.reason
             self._flags.append(note)
+
+    def _already_flagged(self, signal: RiskSignalInput) -> bool:
+        """Whether a scope-creep flag names only files the reviewer has been told about.
+
+        Either side may be first: the monitor's signal can arrive before the developer step's
+        result, so the files it names are noted and the loop does not flag them again.
+        """
+        outside = signal.evidence.get("outside")
+        if signal.reason != RiskReason.SCOPE_CREEP.value or not isinstance(outside, list):
+            return False
+        files = set(map(str, outside))
+        known = bool(files) and files <= self._scope_flagged
+        self._scope_flagged.update(files)
+        return known
 
     def _first(self, signal: RiskSignalInput, kind: str) -> bool:
         """Dedupe signals by id; log each new one."""
