@@ -102,7 +102,7 @@ def test_a_repo_option_naming_a_missing_folder_is_an_error_with_a_hint(tmp_path:
 def test_extra_retries_help_says_what_zero_grants() -> None:
     done = semspec("escalations", "resolve", "--help")
     assert done.returncode == 0, done.stderr
-    assert "0 (the default) grants loop.max_retries again" in flat(done.stdout)
+    assert "0 (the default) raises it by loop.max_retries" in flat(done.stdout)
 
 
 def test_script_help_of_task_submit_points_at_the_scripted_agent_doc() -> None:

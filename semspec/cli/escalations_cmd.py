@@ -107,7 +107,8 @@ def resolve_cmd(
         0,
         "--extra-retries",
         min=0,
-        help="For extend-budget: retries to grant; 0 (the default) grants loop.max_retries again.",
+        help="For extend-budget: how much to raise the retry bound (every answer also starts "
+        "the retry count again); 0 (the default) raises it by loop.max_retries.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

@@ -116,6 +116,10 @@ def _resolve_commands(console: Console, task_id: str) -> None:
         f'    semspec escalations resolve {task_id} --action retry --guidance "..."', markup=False
     )
     console.print(f"    semspec escalations resolve {task_id} --action approve|abort", markup=False)
+    console.print(
+        f"    semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
+        markup=False,
+    )
 
 
 def render_final(console: Console, status: TaskStatus) -> None:

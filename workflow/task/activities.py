@@ -364,6 +364,10 @@ def suggested_actions(task_id: str) -> list[Any]:
         ),
         SuggestedAction("approve as is", f"semspec escalations resolve {task_id} --action approve"),
         SuggestedAction("abort the task", f"semspec escalations resolve {task_id} --action abort"),
+        SuggestedAction(
+            "grant more retries",
+            f"semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
+        ),
     ]
 
 
