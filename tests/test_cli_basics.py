@@ -66,6 +66,8 @@ def test_init_writes_a_config_that_validates_with_the_detected_preset(git_repo: 
     assert result.exit_code == 0, result.stderr
     path = git_repo / ".semspec" / "config.yaml"
     assert f"wrote {path} (gate preset: none)" in result.stdout
+    # A repository without a build file gets no gates; init says so and what to set.
+    assert "no gates run: set gates.preset (e.g. python)" in result.stdout
     config = load_config(git_repo, environ={})
     assert (config.project.name, config.project.base_branch) == ("repo", "main")
     assert (git_repo / ".semspec" / "sources" / "docs" / "sops").is_dir()

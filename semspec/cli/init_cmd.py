@@ -132,6 +132,13 @@ def register(app: typer.Typer) -> None:
         message = (
             f"wrote {written} (gate preset: {preset}); add SOPs under .semspec/sources/docs/sops/"
         )
+        if preset == "none":
+            # Without gates every task passes them: say so before the first task does.
+            message += (
+                "\nno build file found (pyproject.toml, setup.py, go.mod, package.json, "
+                "Cargo.toml), so no gates run: set gates.preset (e.g. python) or add "
+                "gates.additional in the config"
+            )
         if console is not None:
             console.print(message, markup=False, soft_wrap=True)
         else:
