@@ -11,6 +11,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
@@ -139,6 +140,15 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
                 f"task {task_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
                 hint="is a worker running? start one with `semspec up` or `semspec worker`",
             ) from None
+        except RPCError as err:
+            # e.g. a workflow task that keeps failing on the worker: the query cannot run.
+            # (A query that fails while the task starts is WorkflowQueryFailedError: callers
+            # that poll wait that out.)
+            raise SemspecError(
+                f"task {task_id} cannot report its status: {err}",
+                hint="the worker's log (.semspec/run/logs/worker.log) says why its workflow "
+                "task fails",
+            ) from None
     return await _closed_status(handle, task_id, state)
 
 
@@ -217,7 +227,7 @@ async def list_tasks(
         status: TaskStatus | None = None
         try:
             status = await asyncio.wait_for(task_status(client, task_id), QUERY_TIMEOUT_S)
-        except (SemspecError, TimeoutError):
+        except (SemspecError, TimeoutError, WorkflowQueryFailedError):
             status = None
         shown, phase = _list_row(wf_state, status)
         if wanted and wanted not in (shown, phase):

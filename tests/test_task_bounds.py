@@ -115,7 +115,8 @@ async def test_a_checkpoint_does_not_reset_the_retry_count(
     assert status.pending_escalation.reason == "budget_exhausted"
     assert len(status.checkpoints) == 1
     retries = [e.message.rsplit("; ", 1)[1] for e in status.log if e.kind == "retry"]
-    assert retries == ["retry 1/2", "retry 2/2", "retry 3/2"]
+    assert retries == ["retry 1/2", "retry 2/2"]  # the third is the escalation, not a retry
+    assert status.pending_escalation.message.endswith("2 retries used of 2")
     assert (status.iteration, status.retries) == (3, 3)
     await handle.execute_update("resolve_escalation", Resolution("abort"))
 

@@ -32,6 +32,7 @@ Phase = Literal[
     "committing",
     "escalated",
     "paused",
+    "finishing",
     "done",
 ]
 

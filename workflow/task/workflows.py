@@ -210,7 +210,9 @@ class TaskWorkflow:
     async def _finish(self, outcome: str, reason: str | None) -> TaskResult:
         """Record the outcome (knowledge, performance, cleanup), publish it, and return."""
         status = self._state
-        status.phase, status.outcome, status.reason = "done", outcome, reason
+        # The outcome becomes visible only once the bookkeeping is done: whoever waits for it
+        # (`task submit --wait`, the demo) may then read the graph or remove the repository.
+        status.phase = "finishing"
         review = self._last_review
         step = await workflow.execute_activity(
             context_activities.finalize,
@@ -231,6 +233,7 @@ class TaskWorkflow:
         if step.checkpoints_deleted:
             self._log("cleanup", f"deleted {len(step.checkpoints_deleted)} checkpoint branch(es)")
         self._log("finished", f"{outcome}" + (f": {reason}" if reason else ""))
+        status.phase, status.outcome, status.reason = "done", outcome, reason
         await self._publish(
             "finished", {"outcome": outcome, "commit": status.commit_id, "reason": reason}
         )
@@ -575,8 +578,9 @@ class TaskWorkflow:
             )
         status.fingerprints.append(fingerprint)
         status.retries += 1
-        self._log("retry", f"{why}; retry {status.retries}/{self._max_retries}")
-        if status.retries > self._max_retries:
+        if status.retries <= self._max_retries:
+            self._log("retry", f"{why}; retry {status.retries}/{self._max_retries}")
+        else:
             await self._escalate(
                 FallbackReason.BUDGET_EXHAUSTED,
                 f"{why}; {status.retries - 1} retries used of {self._max_retries}",
