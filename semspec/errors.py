@@ -101,7 +101,7 @@ class NotFoundError(InputError):
 
 
 class ContextBudgetError(InputError):
-    """The reviewer's must-have context (SOP summaries and requirements) does not fit its budget."""
+    """The reviewer's must-have context (the requirements of error SOPs) does not fit its budget."""
 
     def __init__(
         self, message: str, *, needed: int, available: int, hint: str | None = None
