@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -16,11 +17,24 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
+PREFERRED_WAIT_S = 3.0
+"""How long a configured port may stay busy (sockets of a server just stopped) before another
+port is taken: `down` then `up` should come back on the address the config names."""
+
+
 def free_port(preferred: int = 0, host: str = "127.0.0.1", avoid: set[int] | None = None) -> int:
-    """``preferred`` when it is free and not in ``avoid``, else a port the OS hands out."""
+    """``preferred`` when it is (or within ``PREFERRED_WAIT_S`` becomes) free and not in
+    ``avoid``, else a port the OS hands out."""
     avoid = avoid or set()
-    if preferred and preferred not in avoid and port_is_free(preferred, host):
-        return preferred
+    if preferred and preferred not in avoid:
+        deadline = time.monotonic() + PREFERRED_WAIT_S
+        while True:
+            if port_is_free(preferred, host):
+                return preferred
+            # A live server keeps it; only the leftovers of a stopped one are worth waiting out.
+            if time.monotonic() >= deadline or tcp_answers(host, preferred, timeout=0.2):
+                break
+            time.sleep(0.1)
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))

@@ -75,6 +75,7 @@ def stop(pid: int, argv: list[str], grace_s: float = 10.0) -> bool:
     while time.monotonic() < deadline:
         _reap(pid)
         if cmdline_of(pid) is None:
+            _wait_released(pid)
             return True
         time.sleep(0.05)
     _signal(pid, signal.SIGKILL)
@@ -83,7 +84,33 @@ def stop(pid: int, argv: list[str], grace_s: float = 10.0) -> bool:
         if cmdline_of(pid) is None:
             break
         time.sleep(0.05)
+    _wait_released(pid)
     return True
+
+
+def _wait_released(pid: int, timeout_s: float = 5.0) -> None:
+    """Wait (bounded) until no thread of the process runs: its main thread shows as a zombie
+    while other threads still exit and hold its sockets, so a port may still answer."""
+    deadline = time.monotonic() + timeout_s
+    while _threads_alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.02)
+
+
+def _threads_alive(pid: int) -> bool:
+    """True while some thread of ``pid`` is not yet a zombie."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            return True
+    return False
 
 
 def _signal(pid: int, signum: int) -> None:
