@@ -99,6 +99,14 @@ def test_a_repo_option_naming_a_missing_folder_is_an_error_with_a_hint(tmp_path:
     assert hint.startswith("hint: pass the path of an existing repository")
 
 
+def test_a_repo_option_naming_a_file_says_it_is_not_a_directory(tmp_path: Path) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x\n", encoding="utf-8")
+    done = semspec("--repo", str(a_file), "config", "show")
+    assert done.returncode == EXIT_BAD_INPUT
+    assert done.stderr.splitlines()[0] == f"error: --repo {a_file}: is a file, not a directory"
+
+
 def test_extra_retries_help_says_what_zero_grants() -> None:
     done = semspec("escalations", "resolve", "--help")
     assert done.returncode == 0, done.stderr

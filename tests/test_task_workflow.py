@@ -221,7 +221,8 @@ async def test_a_halt_before_commit_stops_changes_until_a_human_answers(
     status = await wait_for_phase(handle, "escalated")
     assert status.halted
     assert status.commit_id is None
-    assert sum(1 for e in status.log if e.kind == "signal") == 1  # the duplicate was ignored
+    signals = [e.message for e in status.log if e.kind == "signal"]
+    assert signals == ["halt: conflicting_changes calc.py"]  # the duplicate was ignored
     await handle.execute_update("resolve_escalation", Resolution("abort"))
     result: TaskResult = await handle.result()
     assert result.outcome == "aborted"

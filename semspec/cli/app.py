@@ -67,8 +67,9 @@ def root(
         raise typer.BadParameter("expected auto, console or json", param_hint="--log-format")
     configure_logging(log_format, os.environ.get("SEMSPEC_LOG_LEVEL", "INFO"))  # type: ignore[arg-type]
     if repo is not None and not repo.is_dir():
+        what = "is a file, not a directory" if repo.exists() else "no such directory"
         raise InputError(
-            f"--repo {repo}: no such directory",
+            f"--repo {repo}: {what}",
             hint="pass the path of an existing repository (--repo or SEMSPEC_REPO), or leave "
             "it out to use the nearest one to the current directory",
         )

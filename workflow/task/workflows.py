@@ -873,7 +873,9 @@ class TaskWorkflow:
             return False
         if signal.signal_id:
             self._signal_ids.add(signal.signal_id)
-        line = f"{kind} ({signal.level}): {signal.reason} {signal.message}".strip()
+        # The level only adds news when it differs from the action (a flag sent at warn).
+        label = kind if signal.level == kind else f"{kind} ({signal.level})"
+        line = f"{label}: {signal.reason} {signal.message}".strip()
         if self._status is None:
             self._early_signals.append(line)  # arrived with the start; logged once running
         else:
