@@ -23,7 +23,6 @@ from tests.support.stack import (
     python_gate,
     running_stack,
     sample_config,
-    write_script,
 )
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -56,22 +55,7 @@ def _submit(
     *extra: str,
     repo: Path | None = None,
 ) -> CompletedProcess[str]:
-    script = write_script(stack.root / "scripts" / f"{task_id}.yaml", iterations)
-    return stack.cli(
-        "task",
-        "submit",
-        f"task {task_id}",
-        "--id",
-        task_id,
-        "--file",
-        "calc.py",
-        "--criterion",
-        "sub(a, b) returns a - b",
-        "--script",
-        str(script),
-        *extra,
-        repo=repo,
-    )
+    return stack.submit_scripted(task_id, iterations, *extra, repo=repo)
 
 
 def _submit_and_wait(

@@ -63,22 +63,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 def _submit(stack: Stack, task_id: str, iterations: list[dict[str, Any]], *extra: str) -> Any:
-    script = write_script(stack.root / "scripts" / f"{task_id}.yaml", iterations)
-    return stack.cli(
-        "task",
-        "submit",
-        f"task {task_id}",
-        "--id",
-        task_id,
-        "--file",
-        "calc.py",
-        "--criterion",
-        "add adds",
-        "--script",
-        str(script),
-        "--wait",
-        *extra,
-    )
+    return stack.submit_scripted(task_id, iterations, "--wait", *extra, criterion="add adds")
 
 
 def _cli_narrow(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:

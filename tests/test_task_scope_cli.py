@@ -26,7 +26,6 @@ from tests.support.stack import (
     python_gate,
     running_stack,
     sample_config,
-    write_script,
 )
 from vocabulary.subjects import monitor_subject
 
@@ -55,14 +54,8 @@ def release(stack: Stack) -> Iterator[Path]:
 
 
 def submit(stack: Stack, task_id: str, writes: dict[str, str], *extra: str) -> Any:
-    script = write_script(
-        stack.root / "scripts" / f"{task_id}.yaml",
-        [{"developer": {"write": writes}, "reviewer": APPROVE}],
-    )
-    done = stack.cli(
-        "task", "submit", f"task {task_id}", "--id", task_id, "--file", "calc.py",
-        "--criterion", "sub(a, b) returns a - b", "--script", str(script), "--json", *extra,
-    )  # fmt: skip
+    iterations = [{"developer": {"write": writes}, "reviewer": APPROVE}]
+    done = stack.submit_scripted(task_id, iterations, "--json", *extra)
     assert done.returncode == 0 and done.stdout, done.stderr
     return json.loads(done.stdout)
 

@@ -123,6 +123,21 @@ class Stack:
             check=False,
         )
 
+    def submit_scripted(
+        self,
+        task_id: str,
+        iterations: list[dict[str, Any]],
+        *extra: str,
+        criterion: str = "sub(a, b) returns a - b",
+        repo: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """``task submit`` of a task on calc.py whose scripted agents play ``iterations``."""
+        script = write_script(self.root / "scripts" / f"{task_id}.yaml", iterations)
+        return self.cli(
+            "task", "submit", f"task {task_id}", "--id", task_id, "--file", "calc.py",
+            "--criterion", criterion, "--script", str(script), *extra, repo=repo,
+        )  # fmt: skip
+
     def cli_json(self, *args: str, repo: Path | None = None) -> Any:
         """Run a command with ``--json`` that must succeed; its parsed output."""
         done = self.cli(*args, "--json", repo=repo)
