@@ -22,16 +22,17 @@ from rdflib import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from processors.sources.sop_document import SopDocument
-from processors.sources.sop_markdown import Chunk
-from processors.sources.sop_triples import sop_triples
-from semspec.config.models import GraphConfig, SemspecConfig
+from semspec.core.config.models import GraphConfig, SemspecConfig
+from semspec.core.run_folder import ServiceRecord
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore, Triple, memory_store
+from semspec.processors.sources.sop_document import SopDocument
+from semspec.processors.sources.sop_markdown import Chunk
+from semspec.processors.sources.sop_triples import sop_triples
 from semspec.services.graph_server import GraphSpec
-from semspec.services.state import ServiceRecord
-from vocabulary import code as C
-from vocabulary.namespaces import RDF, sop_graph
-from vocabulary.store import GraphStore, Triple, memory_store, open_store
-from workflow.context.assembler import AssemblyRequest, assemble_review_context
+from semspec.vocabulary import code as C
+from semspec.vocabulary.namespaces import RDF, sop_graph
+from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
 
 SOPS = 2_000
 CHUNKS = 10

@@ -15,9 +15,9 @@ import random
 import statistics
 import time
 
-from agents.compaction import ContextBudgetPolicy, TraceCompactor
-from agents.tokens import count_tokens
-from model.providers.types import ChatMessage, ToolCall
+from semspec.agents.compaction import ContextBudgetPolicy, TraceCompactor
+from semspec.model.providers.types import ChatMessage, ToolCall
+from semspec.model.tokens import count_tokens
 
 WORDS = [
     "prince",

@@ -29,8 +29,9 @@ from pathlib import Path
 
 import pygit2
 
-from workflow.context.estimator import TokenEstimator, load_offline
-from workflow.git.snapshot import snapshot_branch
+from semspec.model.tokens import load_offline
+from semspec.workflow.context.estimator import TokenEstimator
+from semspec.workflow.git.snapshot import snapshot_branch
 
 ITERATIONS = 20
 ESTIMATOR_ROUNDS = 3

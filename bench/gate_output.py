@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 
-from workflow.gates import GateSpec, run_gate
+from semspec.workflow.gates import GateSpec, run_gate
 
 SIZES_MB = [10, 50]
 MAX_OUTPUT = 16_384

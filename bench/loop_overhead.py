@@ -33,14 +33,14 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from semspec.logging import configure_logging
+from semspec.core.logging import configure_logging
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
-from workflow.gates.types import GateSpec
-from workflow.task.publisher import EventPublisher
-from workflow.task.shared import LoopLimits, RoleSpec, TaskInput, TaskResult, TaskSpec
-from workflow.task.worker import build_worker
-from workflow.task.workflows import TaskWorkflow
+from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.shared import LoopLimits, RoleSpec, TaskInput, TaskResult, TaskSpec
+from semspec.workflow.task.workflows import TaskWorkflow
+from semspec.workflow.worker import build_worker
 
 # The sandbox re-imports a workflow's module by name, which a script run as __main__ is not.
 sys.path.insert(0, str(Path(__file__).resolve().parent))

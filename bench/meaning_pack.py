@@ -23,9 +23,9 @@ import rdflib
 import structlog
 import tiktoken
 
-from processors.code_index import FileFacts, index_repository, meaning_pack, pack_evidence
-from processors.code_index.graph_read import read_facts, stored_hashes
-from vocabulary.store import embedded_store
+from semspec.graph.store import embedded_store
+from semspec.processors.code_index import FileFacts, index_repository, meaning_pack, pack_evidence
+from semspec.processors.code_index.graph_read import read_facts, stored_hashes
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_PACKAGES = ("semspec", "workflow", "agents", "model", "processors", "vocabulary")

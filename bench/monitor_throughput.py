@@ -30,15 +30,15 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy
 
-from processors.risk_monitor.processor import RiskMonitor
-from processors.risk_monitor.puller import PullFeed
-from processors.risk_monitor.streams import ensure_streams
-from semspec.config.models import RiskConfig
-from semspec.logging import configure_logging
+from semspec.core.config.models import RiskConfig
+from semspec.core.logging import configure_logging
+from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.puller import PullFeed
+from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
-from vocabulary.events import MonitorEvent, UserSignal
-from vocabulary.subjects import monitor_subject
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import monitor_subject
 
 EVENTS = 20_000
 TASKS = 50

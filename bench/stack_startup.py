@@ -39,11 +39,11 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from semspec.config import load_config
-from semspec.logging import configure_logging
+from semspec.core.config import load_config
+from semspec.core.logging import configure_logging
+from semspec.core.run_folder import load_records
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import NatsSpec, TemporalSpec, binary
-from semspec.services.state import load_records
 from semspec.services.supervisor import Supervisor
 
 # The sandbox re-imports a workflow's module by name, which a script run as __main__ is not.

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from processors.sources.catalog import show_sop
-from processors.sources.sync import SOP_DIR, sync_sources
-from semspec.config.models import GraphConfig
-from semspec.errors import ContextBudgetError
-from vocabulary.store import GraphStore, open_store
-from workflow.context.assembler import AssemblyRequest, assemble_review_context
-from workflow.context.assembler_sops import MatchedSop
-from workflow.context.sop_budget import SopSelection
-from workflow.knowledge import record_convention, record_decision
+from semspec.core.config.models import GraphConfig
+from semspec.core.errors import ContextBudgetError
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore
+from semspec.processors.sources.catalog import show_sop
+from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
+from semspec.workflow.context.assembler_sops import MatchedSop
+from semspec.workflow.context.sop_budget import SopSelection
+from semspec.workflow.knowledge import record_convention, record_decision
 
 
 def words(text: str) -> int:
@@ -278,8 +279,8 @@ def test_file_summaries_come_from_the_code_graph_when_the_caller_gives_none(
 ) -> None:
     from rdflib import Literal
 
-    from vocabulary import code as C
-    from vocabulary.namespaces import RDF
+    from semspec.vocabulary import code as C
+    from semspec.vocabulary.namespaces import RDF
 
     path = "src/app.py"
     node, symbol, ev = C.file_iri(path), C.fact_iri(path, "sym:main"), C.fact_iri(path, "ev:main")

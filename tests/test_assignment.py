@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from model.performance import (
+from semspec.cli.app import app
+from semspec.core.errors import ConfigError, InputError
+from semspec.model.performance import (
     JsonPerformanceHistory,
     MemoryPerformanceHistory,
     PerformanceStats,
     TaskOutcome,
 )
-from model.profiles import ContextProfile, Cost, ModelSpec, Role
-from semspec.cli.app import app
-from semspec.errors import ConfigError, InputError
-from workflow.assignment import assign_model, explain_assignment
+from semspec.model.profiles import ContextProfile, Cost, ModelSpec, Role
+from semspec.workflow.assignment import assign_model, explain_assignment
 
 FAILED = TaskOutcome(approved=False, iterations=4, tokens=30_000, latency_s=90.0)
 APPROVED = TaskOutcome(approved=True, iterations=2, tokens=12_000, latency_s=40.0)
@@ -135,9 +135,9 @@ def test_a_corrupt_history_file_is_a_config_error_naming_it(tmp_path: Path) -> N
 
 def test_models_assign_explains_the_choice_as_json(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("print('hi')\n" * 50, encoding="utf-8")
-    from semspec.config.models import GraphConfig
-    from vocabulary.store import open_store
-    from workflow.performance_graph import GraphPerformanceHistory
+    from semspec.core.config.models import GraphConfig
+    from semspec.graph.access import open_store
+    from semspec.workflow.performance_graph import GraphPerformanceHistory
 
     store = open_store(GraphConfig(), tmp_path)
     try:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from model.profiles import ContextProfile
 from semspec.cli.app import app
-from semspec.config.models import ContextConfig
-from semspec.errors import InputError
-from workflow.context.budget import BudgetLine, compute_budget
+from semspec.core.config.models import ContextConfig
+from semspec.core.errors import InputError
+from semspec.model.profiles import ContextProfile
+from semspec.workflow.context.budget import BudgetLine, compute_budget
 
 DEFAULTS = ContextConfig()
 

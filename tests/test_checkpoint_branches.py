@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pygit2
 
-from workflow.context.checkpoint import (
+from semspec.workflow.context.checkpoint import (
     checkpoint_branch,
     delete_checkpoints,
     save_checkpoint,
     task_checkpoints,
 )
-from workflow.git.worktree import ensure_worktree
+from semspec.workflow.git.worktree import ensure_worktree
 
 
 def test_checkpoints_are_saved_listed_retried_and_deleted(git_repo: Path, tmp_path: Path) -> None:

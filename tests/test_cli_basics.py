@@ -21,8 +21,8 @@ from typer.testing import CliRunner, Result
 
 from semspec import __version__
 from semspec.cli.app import app
-from semspec.config import load_config
-from semspec.errors import InputError
+from semspec.core.config import load_config
+from semspec.core.errors import InputError
 
 
 def semspec(*args: str, **env: str) -> Result:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from processors.signal_bridge import TemporalSignalBridge
+from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.vocabulary.events import UserSignal
 from tests.support.slow_gate import SLEEP_S, gate_pid, is_running, slow_gate_command
 from tests.support.stack import Stack, running_stack, sample_config, write_script
-from vocabulary.events import UserSignal
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 APPROVE = {"verdict": "approve", "summary": "looks right"}

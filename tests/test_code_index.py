@@ -12,12 +12,13 @@ import structlog
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS
 
-import vocabulary
-from processors.code_index import FileFacts, extract_facts, index_repository
-from processors.code_index.graph_read import read_facts
-from semspec.config.models import GraphConfig, IndexConfig
-from vocabulary import code
-from vocabulary.store import GraphStore, memory_store, open_store
+import semspec.vocabulary as vocabulary
+from semspec.core.config.models import GraphConfig, IndexConfig
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore, memory_store
+from semspec.processors.code_index import FileFacts, extract_facts, index_repository
+from semspec.processors.code_index.graph_read import read_facts
+from semspec.vocabulary import code
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 SOURCES = ["service.py", "server.go", "app.js", "shapes.ts", "lib.rs", "Inventory.java"]

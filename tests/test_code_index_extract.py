@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from processors.code_index import FileFacts, SourceSyntaxError, extract_facts
+from semspec.processors.code_index import FileFacts, SourceSyntaxError, extract_facts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from agents.compaction import ContextBudgetPolicy, PointerStore, TraceCompactor
-from agents.compaction.summarize import detect_kind, summarize
-from model.providers.types import ChatMessage
+from semspec.agents.compaction import ContextBudgetPolicy, PointerStore, TraceCompactor
+from semspec.agents.compaction.summarize import detect_kind, summarize
+from semspec.model.providers.types import ChatMessage
 
 DIFF = "".join(
     f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n"

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from pydantic import BaseModel, SecretStr
 
-from semspec.config import check_config, config_path, load_config
-from semspec.config.models import SemspecConfig
-from semspec.errors import ConfigError, InputError
+from semspec.core.config import check_config, config_path, load_config
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ConfigError, InputError
 
 _WRONG_SCALARS: dict[Any, Any] = {
     int: "many",

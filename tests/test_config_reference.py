@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from semspec.config.reference import render_reference
+from semspec.core.config.reference import render_reference
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 

@@ -14,15 +14,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from agents.factory import developer_agent, reviewer_agent
-from agents.llm_factory import OPENAI_NAMES
-from model.registry import load_registry
+from semspec.agents.factory import developer_agent, reviewer_agent
+from semspec.agents.llm_factory import OPENAI_NAMES
 from semspec.cli.app import app
-from semspec.config import check_config, config_path, load_config
-from semspec.config.models import RoleModel, SemspecConfig
-from semspec.config.roles import PROVIDER_NAMES, registry_required
-from semspec.errors import ConfigError, TaskSpecError
-from semspec.task_spec import build_task_input, draft_from_yaml
+from semspec.client.task_spec import build_task_input, draft_from_yaml
+from semspec.core.config import check_config, config_path, load_config
+from semspec.core.config.models import RoleModel, SemspecConfig
+from semspec.core.config.roles import PROVIDER_NAMES, registry_required
+from semspec.core.errors import ConfigError, TaskSpecError
+from semspec.model.registry import load_registry
 
 
 def write_config(repo: Path, text: str) -> Path:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import itertools
 
-from model.profiles import ContextProfile
-from semspec.config.models import ContextConfig
-from workflow.context.budget import compute_budget
-from workflow.context.decompose import Refusal, SubtaskLimits, limits_from_budget, plan_subtasks
+from semspec.core.config.models import ContextConfig
+from semspec.model.profiles import ContextProfile
+from semspec.workflow.context.budget import compute_budget
+from semspec.workflow.context.decompose import (
+    Refusal,
+    SubtaskLimits,
+    limits_from_budget,
+    plan_subtasks,
+)
 
 LIMITS = SubtaskLimits(max_files=4, max_file_tokens=8_000)
 

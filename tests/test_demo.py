@@ -21,11 +21,11 @@ import pytest
 import yaml
 from temporalio.client import Client
 
+from semspec.client.task_client import wait_result
 from semspec.demo.narrate import MARK
 from semspec.demo.sample_sops import CALC_SOP_ID, DOCS_SOP_ID
 from semspec.demo.steps import STEPS
 from semspec.demo.story import STRAY_FILE
-from semspec.task_client import wait_result
 
 DEMO_TIMEOUT_S = 400.0
 STACK_CONFIG = {"services": {"nats": {"port": 0}, "temporal": {"port": 0, "ui_port": 0}}}

@@ -9,9 +9,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from agents.scripted import load_script
-from semspec.config import load_config
-from semspec.config.models import SemspecConfig
+from semspec.agents.scripted import load_script
+from semspec.core.config import load_config
+from semspec.core.config.models import SemspecConfig
 from semspec.demo.knowledge import knowledge_step
 from semspec.demo.sample import SampleRepo, create_sample_repo, gate_command
 from semspec.demo.sample_sops import CALC_SOP_ID, DOCS_SOP_ID, SAMPLE_SOPS
@@ -28,9 +28,9 @@ from semspec.demo.story import (
 )
 from semspec.demo.tasks import task_input
 from semspec.services.connect import Endpoints
-from workflow.context.monitor import pressure_for
-from workflow.gates.presets import resolve_gates
-from workflow.task.scope import out_of_scope
+from semspec.workflow.context.monitor import pressure_for
+from semspec.workflow.gates.presets import resolve_gates
+from semspec.workflow.task.scope import out_of_scope
 
 ENDPOINTS = Endpoints(
     nats_url="nats://127.0.0.1:4999",

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from agents.compaction.policy import ContextBudgetPolicy
-from agents.llm_developer import DeveloperSettings, LLMDeveloper
-from agents.protocol import DeveloperRequest
-from agents.stabilization.layer import candidate_id
-from model.providers.openai_chat import OpenAIChatProvider
-from semspec.errors import ProviderError
+from semspec.agents.compaction.policy import ContextBudgetPolicy
+from semspec.agents.llm_developer import DeveloperSettings, LLMDeveloper
+from semspec.agents.protocol import DeveloperRequest
+from semspec.agents.stabilization.layer import candidate_id
+from semspec.core.errors import ProviderError
+from semspec.core.reasons import FallbackReason
+from semspec.model.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.llm_server import (
     FakeLLMServer,
     FakeReply,
@@ -24,7 +25,6 @@ from tests.fakes.llm_server import (
     http_error,
     text,
 )
-from vocabulary.reasons import FallbackReason
 
 NEW_CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from agents.command_developer import CommandDeveloper
-from agents.llm_factory import developer_for, resolve, reviewer_for
-from agents.protocol import DeveloperRequest
-from model.providers.credentials import is_loopback_url
-from model.registry import load_registry
-from semspec.config.models import RoleModel
-from semspec.errors import ConfigError
+from semspec.agents.command_developer import CommandDeveloper
+from semspec.agents.llm_factory import developer_for, resolve, reviewer_for
+from semspec.agents.protocol import DeveloperRequest
+from semspec.core.config.models import RoleModel
+from semspec.core.errors import ConfigError
+from semspec.model.providers.credentials import is_loopback_url
+from semspec.model.registry import load_registry
 from tests.fakes.llm_server import FakeLLMServer, call
 
 AGENT_SCRIPT = """\

@@ -15,13 +15,13 @@ import yaml
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from agents.scripted import Script, load_script
-from model.registry import load_registry
+from semspec.agents.scripted import Script, load_script
 from semspec.cli.app import app
-from semspec.config.models import SemspecConfig
-from semspec.plan_spec import _PLAN_KEYS, load_plan
-from semspec.plan_spec import _TASK_KEYS as _PLAN_TASK_KEYS
-from semspec.task_spec import _ROLE_KEYS, _TASK_KEYS, build_task_input, draft_from_yaml
+from semspec.client.plan_spec import _PLAN_KEYS, load_plan
+from semspec.client.plan_spec import _TASK_KEYS as _PLAN_TASK_KEYS
+from semspec.client.task_spec import _ROLE_KEYS, _TASK_KEYS, build_task_input, draft_from_yaml
+from semspec.core.config.models import SemspecConfig
+from semspec.model.registry import load_registry
 from tests.support.repos import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]

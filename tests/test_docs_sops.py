@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from processors.sources.sop_document import parse_sop
-from vocabulary.applies_to import glob_matches
+from semspec.processors.sources.sop_document import parse_sop
+from semspec.vocabulary.applies_to import glob_matches
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "sops.md"
 ROW = re.compile(r"^\| `([^`]+)` \| `([^`]+)` \| (yes|no) \|$")

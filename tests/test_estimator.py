@@ -13,8 +13,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workflow.context.chunking import MIN_CHUNK, split_chunks
-from workflow.context.estimator import TokenCount, TokenEstimator, load_offline
+from semspec.model.tokens import load_offline
+from semspec.workflow.context.chunking import MIN_CHUNK, split_chunks
+from semspec.workflow.context.estimator import TokenCount, TokenEstimator
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,7 +152,7 @@ def test_counting_works_with_the_network_unavailable(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import tiktoken
-        from workflow.context.estimator import TokenEstimator
+        from semspec.workflow.context.estimator import TokenEstimator
         for tokenizer in ("cl100k_base", "o200k_base", None):
             print(TokenEstimator(tokenizer, max_entries=4).estimate("hello offline world"))
         try:  # proves this process really has no network: the downloading path fails

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workflow.fingerprint import canonical_json, evidence_fingerprint
+from semspec.workflow.fingerprint import canonical_json, evidence_fingerprint
 
 finding = st.fixed_dictionaries({"message": st.text(max_size=20), "file": st.text(max_size=10)})
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from semspec.errors import GateError
-from workflow.gates import GateSpec, run_gate, run_gates
+from semspec.core.errors import GateError
+from semspec.workflow.gates import GateSpec, run_gate, run_gates
 
 MAX_OUTPUT = 4_096
 

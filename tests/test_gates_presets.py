@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from semspec.config.models import GateCommand, GateOverride, GatesConfig
-from semspec.errors import ConfigError
-from workflow.gates import DEFAULT_PRESETS_DIR, GateSpec, load_preset, resolve_gates
+from semspec.core.config.models import GateCommand, GateOverride, GatesConfig
+from semspec.core.errors import ConfigError
+from semspec.workflow.gates import DEFAULT_PRESETS_DIR, GateSpec, load_preset, resolve_gates
 
 PRESETS = ["python", "go", "node", "rust"]
 

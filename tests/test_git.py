@@ -8,9 +8,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from semspec.errors import GitError, InputError
-from tests.support.repos import make_repo
-from workflow.git import (
+from semspec.core.errors import GitError, InputError
+from semspec.workflow.git import (
     commit_task,
     create_branch_at,
     delete_branches,
@@ -19,6 +18,7 @@ from workflow.git import (
     remove_worktree,
     worktree_diff,
 )
+from tests.support.repos import make_repo
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pygit2
 
+from semspec.workflow.git.identity import repository_identity
 from tests.support.repos import make_repo
-from workflow.git.identity import repository_identity
 
 
 def test_clones_share_the_identity_and_other_repositories_do_not(

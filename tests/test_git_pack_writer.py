@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pygit2
 
-from workflow.git.pack_writer import (
+from semspec.workflow.git.pack_writer import (
     BLOB,
     COMMIT,
     TREE,
@@ -17,8 +17,8 @@ from workflow.git.pack_writer import (
     object_id,
     pack_bytes,
 )
-from workflow.git.snapshot import snapshot_branch
-from workflow.git.worktree import ensure_worktree
+from semspec.workflow.git.snapshot import snapshot_branch
+from semspec.workflow.git.worktree import ensure_worktree
 
 
 def git(repo: Path, *args: str) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pygit2
 
-from workflow.git.snapshot import snapshot_branch
-from workflow.git.worktree import ensure_worktree
+from semspec.workflow.git.snapshot import snapshot_branch
+from semspec.workflow.git.worktree import ensure_worktree
 
 
 def _tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, bytes]:
@@ -59,7 +59,7 @@ def test_a_snapshot_refuses_paths_into_git_or_out_of_the_tree(
 ) -> None:
     import pytest
 
-    from semspec.errors import GitError
+    from semspec.core.errors import GitError
 
     info = ensure_worktree(git_repo, "snap2", "main", tmp_path / "wt")
     for bad in (".git/config", "../outside.py"):

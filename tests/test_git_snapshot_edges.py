@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from workflow.git.diff import worktree_diff
-from workflow.git.snapshot import snapshot_branch
+from semspec.workflow.git.diff import worktree_diff
+from semspec.workflow.git.snapshot import snapshot_branch
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

@@ -7,10 +7,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from semspec.errors import GitError
+from semspec.core.errors import GitError
+from semspec.workflow.git.start_point import start_commit
+from semspec.workflow.git.worktree import ensure_worktree
 from tests.support.repos import SIGNATURE, make_repo
-from workflow.git.start_point import start_commit
-from workflow.git.worktree import ensure_worktree
 
 
 def commit_on_main(repo: pygit2.Repository, files: dict[str, str], parent: str) -> str:

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from rdflib import Literal, URIRef
 
-from semspec.config.models import GraphConfig, SemspecConfig
-from semspec.errors import ServiceError
+from semspec.core.config.models import GraphConfig, SemspecConfig
+from semspec.core.errors import ServiceError
+from semspec.core.run_folder import ServiceRecord, save_records
+from semspec.graph.access import graph_config, open_graph
+from semspec.graph.store import embedded_store
 from semspec.services.agents import WorkerSpec
-from semspec.services.graph_access import graph_config, open_graph
 from semspec.services.graph_server import GraphSpec
 from semspec.services.presence import present, ready_file
-from semspec.services.state import ServiceRecord, save_records
 from semspec.services.supervisor import Supervisor
-from vocabulary.store import embedded_store
 
 SLEEP_ARGV = [sys.executable, "-c", "import time; time.sleep(60)"]
 S, P = URIRef("urn:test:s"), URIRef("urn:test:p")

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from semspec.config.models import GraphConfig
-from semspec.errors import InputError
-from vocabulary import semspec_terms as st
-from vocabulary.namespaces import plan_iri
-from vocabulary.store import GraphStore, open_store
-from workflow.knowledge import (
+from semspec.core.config.models import GraphConfig
+from semspec.core.errors import InputError
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore
+from semspec.vocabulary import semspec_terms as st
+from semspec.vocabulary.namespaces import plan_iri
+from semspec.workflow.knowledge import (
     Convention,
     Decision,
     conventions_for,

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from agents.factory import developer_agent, reviewer_agent
-from agents.llm_factory import OPENAI_NAMES
-from model.registry import load_registry
-from semspec.config.models import RoleModel, SemspecConfig
+from semspec.agents.factory import developer_agent, reviewer_agent
+from semspec.agents.llm_factory import OPENAI_NAMES
+from semspec.core.config.models import RoleModel, SemspecConfig
+from semspec.model.registry import load_registry
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "providers.md"
 FENCE = re.compile(r"^```yaml\n(.*?)^```", re.M | re.S)

@@ -17,10 +17,12 @@ import pytest
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from agents.review_prompt import FORMAT_CORRECTION
-from semspec.config import load_config
-from semspec.task_client import submit
-from semspec.task_spec import TaskDraft, build_task_input
+from semspec.agents.review_prompt import FORMAT_CORRECTION
+from semspec.client.task_client import submit
+from semspec.client.task_spec import TaskDraft, build_task_input
+from semspec.core.config import load_config
+from semspec.workflow.task.shared import TaskResult, workflow_id_for
+from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, http_error, text
 from tests.fakes.llm_task import (
     NEW_CALC,
@@ -30,8 +32,6 @@ from tests.fakes.llm_task import (
     developer_replies,
     sample_repo,
 )
-from workflow.task.shared import TaskResult, workflow_id_for
-from workflow.task.worker import build_worker
 
 RESULT_TIMEOUT_S = 120.0
 CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]

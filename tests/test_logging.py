@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import structlog
 
-from semspec.logging import MASK, configure_logging, get_logger, mask_text
+from semspec.core.logging import MASK, configure_logging, get_logger, mask_text
 
 
 @pytest.fixture(autouse=True)

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.mcp_server import McpServer
-from agents.mcp_tools import McpToolset
-from agents.stabilization import Stabilizer
-from agents.workspace import Workspace
+from semspec.agents.mcp_server import McpServer
+from semspec.agents.mcp_tools import McpToolset
+from semspec.agents.stabilization import Stabilizer
+from semspec.agents.workspace import Workspace
 
 
 def server_for(repo: Path, pack: Any = None) -> McpServer:

@@ -15,7 +15,12 @@ import pytest
 import structlog
 from typer.testing import CliRunner
 
-from processors.code_index import (
+from semspec.cli.app import app
+from semspec.core.config.models import GraphConfig
+from semspec.core.errors import InputError, NotFoundError
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore
+from semspec.processors.code_index import (
     extract_facts,
     file_summaries,
     file_summary,
@@ -24,11 +29,7 @@ from processors.code_index import (
     pack_evidence,
     pack_facts,
 )
-from processors.code_index.pack import split_parameters
-from semspec.cli.app import app
-from semspec.config.models import GraphConfig
-from semspec.errors import InputError, NotFoundError
-from vocabulary.store import GraphStore, open_store
+from semspec.processors.code_index.pack import split_parameters
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 SOURCES = ["service.py", "server.go", "app.js", "shapes.ts", "lib.rs", "Inventory.java"]

@@ -23,11 +23,17 @@ from nats.aio.client import Client as NATS
 from temporalio.client import Client, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from processors.risk_monitor.processor import RiskMonitor
-from processors.risk_monitor.streams import CONSUMER
-from processors.signal_bridge import TemporalSignalBridge
-from semspec.config.models import RiskConfig
-from semspec.plan_client import escalated_tasks, plan_status, submit_plan
+from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.streams import CONSUMER
+from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.vocabulary.subjects import MONITOR_STREAM
+from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.plan.shared import PlanInput, PlanResult, PlanTask, plan_workflow_id
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.shared import QUERY_STATUS, Resolution, TaskInput, TaskResult, TaskStatus
+from semspec.workflow.worker import build_worker
 from tests.support.servers import NatsServer
 from tests.support.tasks import (
     BROKEN_CALC,
@@ -37,12 +43,6 @@ from tests.support.tasks import (
     task_input,
     write_script,
 )
-from vocabulary.subjects import MONITOR_STREAM
-from workflow.gates.types import GateSpec
-from workflow.plan.shared import PlanInput, PlanResult, PlanTask, plan_workflow_id
-from workflow.task.publisher import EventPublisher
-from workflow.task.shared import QUERY_STATUS, Resolution, TaskInput, TaskResult, TaskStatus
-from workflow.task.worker import build_worker
 
 T = TypeVar("T")
 APPROVE = {"verdict": "approve", "summary": "looks right"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from processors.risk_monitor.rules import apply_event
-from processors.risk_monitor.state import FileIndex, TaskState
-from semspec.config.models import RiskConfig
-from vocabulary.events import MonitorEvent
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.rules import apply_event
+from semspec.processors.risk_monitor.state import FileIndex, TaskState
+from semspec.vocabulary.events import MonitorEvent
 
 RISK = RiskConfig()
 _ids = itertools.count()

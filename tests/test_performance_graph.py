@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from model.performance import TaskOutcome
-from model.registry import load_registry
-from semspec.config.models import GraphConfig
-from vocabulary.store import GraphStore, open_store
-from workflow.assignment import explain_assignment
-from workflow.performance_graph import GraphPerformanceHistory
+from semspec.core.config.models import GraphConfig
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore
+from semspec.model.performance import TaskOutcome
+from semspec.model.registry import load_registry
+from semspec.workflow.assignment import explain_assignment
+from semspec.workflow.performance_graph import GraphPerformanceHistory
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import nats
 import pytest
 import yaml
 
+from semspec.vocabulary.subjects import SIGNAL_STREAM
 from tests.support.stack import (
     Stack,
     check_gate,
@@ -24,7 +25,6 @@ from tests.support.stack import (
     write_script,
 )
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC
-from vocabulary.subjects import SIGNAL_STREAM
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 EXIT_ESCALATED = 3

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from semspec.config.models import SemspecConfig
-from semspec.errors import TaskSpecError
-from semspec.plan_spec import load_plan
+from semspec.client.plan_spec import load_plan
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import TaskSpecError
 from tests.support.tasks import GOOD_CALC, write_script
 
 APPROVE = {"verdict": "approve", "summary": "ok"}

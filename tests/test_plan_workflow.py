@@ -19,14 +19,20 @@ from temporalio.client import (
 from temporalio.exceptions import CancelledError
 from temporalio.worker import Replayer
 
-from semspec.plan_client import escalated_tasks, plan_status, submit_plan
+from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
+from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.plan.shared import (
+    PlanInput,
+    PlanResult,
+    PlanStatus,
+    PlanTask,
+    plan_workflow_id,
+)
+from semspec.workflow.plan.workflows import PlanWorkflow
+from semspec.workflow.task.shared import Resolution
+from semspec.workflow.task.workflows import TaskWorkflow
+from semspec.workflow.worker import build_worker
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script
-from workflow.gates.types import GateSpec
-from workflow.plan.shared import PlanInput, PlanResult, PlanStatus, PlanTask, plan_workflow_id
-from workflow.plan.workflows import PlanWorkflow
-from workflow.task.shared import Resolution
-from workflow.task.worker import build_worker
-from workflow.task.workflows import TaskWorkflow
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 
@@ -119,7 +125,7 @@ async def test_a_task_whose_dependency_was_aborted_is_skipped_with_its_dependent
 
 
 async def test_status_of_an_unknown_plan_is_a_not_found_error(temporal_client: Client) -> None:
-    from semspec.errors import NotFoundError
+    from semspec.core.errors import NotFoundError
 
     with pytest.raises(NotFoundError, match="plan 'no-such-plan' not found"):
         await plan_status(temporal_client, "no-such-plan")

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from temporalio.converter import DataConverter
 
-from workflow.context.monitor import (
+from semspec.workflow.context.monitor import (
     ContextSnapshot,
     ContextTracker,
     pressure_for,

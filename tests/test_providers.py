@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from model.providers.anthropic_chat import AnthropicChatProvider
-from model.providers.credentials import api_key_from_env
-from model.providers.openai_chat import OpenAIChatProvider
-from model.providers.types import ChatMessage, ToolCall, ToolSpec
-from semspec.errors import ConfigError, ProviderError
+from semspec.core.errors import ConfigError, ProviderError
+from semspec.core.reasons import FallbackReason
+from semspec.model.providers.anthropic_chat import AnthropicChatProvider
+from semspec.model.providers.credentials import api_key_from_env
+from semspec.model.providers.openai_chat import OpenAIChatProvider
+from semspec.model.providers.types import ChatMessage, ToolCall, ToolSpec
 from tests.fakes.llm_server import (
     FakeLLMServer,
     call,
@@ -17,7 +18,6 @@ from tests.fakes.llm_server import (
     slow,
     text,
 )
-from vocabulary.reasons import FallbackReason
 
 READ = ToolSpec(
     "read", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from model.registry import DEFAULT_MODELS_PATH, load_registry
 from semspec.cli.app import app
-from semspec.errors import ConfigError, NotFoundError
+from semspec.core.errors import ConfigError, NotFoundError
+from semspec.model.registry import DEFAULT_MODELS_PATH, load_registry
 
 
 def write_override(repo: Path, text: str) -> Path:

@@ -16,6 +16,7 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from semspec.workflow.task.workflows import TaskWorkflow
 from tests.histories.record import (
     HISTORY_FILE,
     SIGNALS_FILE,
@@ -23,7 +24,6 @@ from tests.histories.record import (
     SIGNALS_WORKFLOW_ID,
     WORKFLOW_ID,
 )
-from workflow.task.workflows import TaskWorkflow
 
 
 def _recorded(path: Path = HISTORY_FILE) -> dict[str, Any]:

@@ -12,9 +12,9 @@ import sys
 
 from rich.console import Console
 
-from semspec.cli.task_render import render_final
-from workflow.task.activities import suggested_actions
-from workflow.task.shared import Escalation, TaskStatus
+from semspec.client.task_render import render_final
+from semspec.workflow.task.activities import suggested_actions
+from semspec.workflow.task.shared import Escalation, TaskStatus
 
 
 def _escalated(task_id: str) -> TaskStatus:

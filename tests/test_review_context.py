@@ -7,13 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from processors.sources.sync import SOP_DIR, sync_sources
-from semspec.config import load_config
-from semspec.config.models import GraphConfig
-from vocabulary.store import open_store
-from workflow.context.windows import DEFAULT_WINDOW
-from workflow.task.review_context import review_context, reviewer_window
-from workflow.task.shared import RoleSpec, TaskSpec
+from semspec.core.config import load_config
+from semspec.core.config.models import GraphConfig
+from semspec.graph.access import open_store
+from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.workflow.context.windows import DEFAULT_WINDOW
+from semspec.workflow.task.review_context import review_context, reviewer_window
+from semspec.workflow.task.shared import RoleSpec, TaskSpec
 
 LONG_INFO = "---\nid: long-notes\ncategory: sop\napplies_to: '*.py'\nseverity: info\n---\n" + (
     "# Notes\n\n" + "Some background the reviewer may like to read. " * 250 + "\n"

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.evidence import EvidenceBlock, EvidenceType
-from agents.evidence_sources import WorktreeEvidence
-from agents.llm_reviewer import LLMReviewer, ReviewTelemetry
-from agents.protocol import ReviewRequest
-from model.providers.openai_chat import OpenAIChatProvider
+from semspec.agents.evidence import EvidenceBlock, EvidenceType
+from semspec.agents.evidence_sources import WorktreeEvidence
+from semspec.agents.llm_reviewer import LLMReviewer, ReviewTelemetry
+from semspec.agents.protocol import ReviewRequest
+from semspec.model.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.llm_server import FakeLLMServer, text
 
 REQUEST = ReviewRequest(

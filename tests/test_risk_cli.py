@@ -15,11 +15,11 @@ import pytest
 from nats.aio.client import Client as NATS
 from nats.js.errors import NotFoundError
 
-from processors.risk_monitor.processor import RiskMonitor
-from processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
-from semspec.config.models import RiskConfig
-from vocabulary.events import MonitorEvent, UserSignal
-from vocabulary.subjects import (
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     MONITOR_STREAM,
     SIGNAL_STREAM,
@@ -136,7 +136,7 @@ def test_watch_output_for_people_shows_level_task_reason_and_commands() -> None:
     from rich.console import Console
 
     from semspec.cli.escalations_watch import show_signal
-    from vocabulary.events import SuggestedAction
+    from semspec.vocabulary.events import SuggestedAction
 
     buffer = io.StringIO()
     signal = UserSignal(

@@ -13,14 +13,14 @@ import pytest
 from nats.aio.client import Client as NATS
 from nats.js.errors import NotFoundError
 
-from processors.risk_monitor.processor import RiskMonitor
-from processors.risk_monitor.rules import apply_event
-from processors.risk_monitor.state import FileIndex
-from processors.risk_monitor.store import StateStore
-from processors.risk_monitor.streams import STATE_BUCKET, ensure_bucket, ensure_streams
-from semspec.config.models import RiskConfig
-from vocabulary.events import MonitorEvent, UserSignal
-from vocabulary.subjects import (
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.rules import apply_event
+from semspec.processors.risk_monitor.state import FileIndex
+from semspec.processors.risk_monitor.store import StateStore
+from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_bucket, ensure_streams
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     DEAD_LETTER_SUBJECT,
     MONITOR_STREAM,

@@ -19,14 +19,19 @@ from nats.aio.client import Client as NATS
 from nats.js.errors import NotFoundError
 from temporalio.client import Client
 
-from processors.risk_monitor.rules import apply_event, related_tasks
-from processors.risk_monitor.state import FileIndex, TaskState
-from processors.risk_monitor.store import StateStore
-from processors.risk_monitor.streams import CONSUMER, STATE_BUCKET, ensure_bucket, ensure_streams
-from semspec.config.models import RiskConfig
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.rules import apply_event, related_tasks
+from semspec.processors.risk_monitor.state import FileIndex, TaskState
+from semspec.processors.risk_monitor.store import StateStore
+from semspec.processors.risk_monitor.streams import (
+    CONSUMER,
+    STATE_BUCKET,
+    ensure_bucket,
+    ensure_streams,
+)
 from semspec.services.presence import ready_file
-from vocabulary.events import MonitorEvent, UserSignal
-from vocabulary.subjects import (
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     MONITOR_STREAM,
     SIGNAL_STREAM,

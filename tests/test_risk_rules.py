@@ -5,11 +5,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from processors.risk_monitor.ladder import next_level
-from processors.risk_monitor.rules import Step, apply_event, related_tasks
-from processors.risk_monitor.state import FileIndex, TaskState
-from semspec.config.models import RiskConfig
-from vocabulary.events import MonitorEvent
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.ladder import next_level
+from semspec.processors.risk_monitor.rules import Step, apply_event, related_tasks
+from semspec.processors.risk_monitor.state import FileIndex, TaskState
+from semspec.vocabulary.events import MonitorEvent
 
 RISK = RiskConfig()
 _ids = itertools.count()

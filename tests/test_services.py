@@ -12,14 +12,14 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from semspec.config.models import NatsConfig, SemspecConfig, ServicesConfig, TemporalConfig
+from semspec.core.config.models import NatsConfig, SemspecConfig, ServicesConfig, TemporalConfig
+from semspec.core.run_folder import ServiceRecord, cmdline_of, is_ours, load_records, save_records
 from semspec.services import process
 from semspec.services.agents import WorkerSpec
 from semspec.services.git_exclude import exclude_from_git
 from semspec.services.ports import free_port, port_is_free
 from semspec.services.presence import announce
 from semspec.services.specs import NatsSpec, TemporalSpec
-from semspec.services.state import ServiceRecord, load_records, save_records
 from tests.support.repos import make_repo
 
 SLEEP_ARGV = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -117,9 +117,9 @@ def test_a_python_service_is_healthy_only_once_the_recorded_pid_announced_itself
 
 
 def test_is_ours_needs_the_recorded_command_line(sleeper: subprocess.Popen[bytes]) -> None:
-    assert process.is_ours(sleeper.pid, SLEEP_ARGV)
-    assert not process.is_ours(sleeper.pid, [sys.executable, "-m", "semspec", "worker"])
-    assert not process.is_ours(sleeper.pid, [])
+    assert is_ours(sleeper.pid, SLEEP_ARGV)
+    assert not is_ours(sleeper.pid, [sys.executable, "-m", "semspec", "worker"])
+    assert not is_ours(sleeper.pid, [])
 
 
 def test_stop_leaves_a_process_whose_command_line_differs(
@@ -139,8 +139,8 @@ def test_stop_ends_a_matching_process_even_when_it_leads_no_group(
 def test_a_process_that_exited_is_not_ours(sleeper: subprocess.Popen[bytes]) -> None:
     sleeper.kill()
     sleeper.wait(timeout=5)
-    assert process.cmdline_of(sleeper.pid) is None
-    assert not process.is_ours(sleeper.pid, SLEEP_ARGV)
+    assert cmdline_of(sleeper.pid) is None
+    assert not is_ours(sleeper.pid, SLEEP_ARGV)
 
 
 def test_records_round_trip_and_a_broken_state_file_means_none(tmp_path: Path) -> None:

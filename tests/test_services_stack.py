@@ -24,9 +24,9 @@ from temporalio.client import Client
 from typer.testing import CliRunner, Result
 
 from semspec.cli.app import app
-from semspec.config import load_config
+from semspec.core.config import load_config
+from semspec.core.run_folder import ServiceRecord, load_records, save_records
 from semspec.services.specs import NatsSpec, TemporalSpec
-from semspec.services.state import ServiceRecord, load_records, save_records
 from semspec.services.supervisor import Supervisor
 from tests.support.repos import make_repo
 from tests.support.servers import NatsServer

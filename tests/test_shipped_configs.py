@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from model.shipped_configs import INSTALLED_RELATIVE, configs_dir
+from semspec.model.shipped_configs import INSTALLED_RELATIVE, configs_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +41,7 @@ def test_a_package_installed_under_a_prefix_finds_the_configs_beside_it(tmp_path
 def test_a_built_wheel_carries_the_configs_as_data_files(tmp_path: Path) -> None:
     # Only what the build reads: the checkout may hold a virtualenv and caches.
     source = tmp_path / "src"
-    keep = ("semspec", "workflow", "agents", "model", "processors", "vocabulary", "configs")
+    keep = ("semspec", "configs")
     for name in keep:
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -60,3 +60,9 @@ def test_a_built_wheel_carries_the_configs_as_data_files(tmp_path: Path) -> None
     data = f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.data/data/share/semspec/configs"
     expected = {"models.yaml"} | {f"gates/{p.name}" for p in (ROOT / "configs" / "gates").iterdir()}
     assert {f"{data}/{name}" for name in expected} <= names
+    # One import name only: generic top-level names (agents, model, workflow…) collide with other
+    # distributions and with users' own code (ADR 0003).
+    top_level = {n.split("/")[0] for n in names} - {
+        n.split("/")[0] for n in names if ".dist-info/" in n or ".data/" in n
+    }
+    assert top_level == {"semspec"}

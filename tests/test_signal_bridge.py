@@ -20,12 +20,12 @@ with workflow.unsafe.imports_passed_through():
     from nats.aio.client import Client as NATS
     from nats.js.errors import NotFoundError
 
-    from processors.risk_monitor.processor import RiskMonitor
-    from processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
-    from processors.signal_bridge import TemporalSignalBridge, workflow_id
-    from semspec.config.models import RiskConfig
-    from vocabulary.events import MonitorEvent, RiskSignalInput, UserSignal
-    from vocabulary.subjects import (
+    from semspec.core.config.models import RiskConfig
+    from semspec.processors.risk_monitor.processor import RiskMonitor
+    from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
+    from semspec.processors.signal_bridge import TemporalSignalBridge, workflow_id
+    from semspec.vocabulary.events import MonitorEvent, RiskSignalInput, UserSignal
+    from semspec.vocabulary.subjects import (
         DEAD_LETTER_STREAM,
         MONITOR_STREAM,
         SIGNAL_STREAM,

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from rdflib import URIRef
 
-from processors.sources.catalog import list_sops, show_sop
-from processors.sources.sync import SOP_DIR, sync_sources
-from semspec.config.models import GraphConfig
-from semspec.errors import NotFoundError
-from vocabulary import source as sd
-from vocabulary.namespaces import sop_graph
-from vocabulary.store import GraphStore, open_store
+from semspec.core.config.models import GraphConfig
+from semspec.core.errors import NotFoundError
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore
+from semspec.processors.sources.catalog import list_sops, show_sop
+from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.vocabulary import source as sd
+from semspec.vocabulary.namespaces import sop_graph
 
 ERRORS_SOP = """---
 category: sop

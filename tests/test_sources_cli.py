@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semspec.cli.app import app
-from semspec.errors import InputError
+from semspec.core.errors import InputError
 
 REPO_SOPS = Path(__file__).resolve().parents[1] / ".semspec" / "sources" / "docs" / "sops"
 

@@ -10,13 +10,13 @@ import pytest
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import XSD
 
-from semspec.config.models import SemspecConfig
-from semspec.errors import InputError, ServiceError
-from semspec.services.graph_access import open_graph
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import InputError, ServiceError
+from semspec.graph.access import open_graph
+from semspec.graph.store import GraphStore, Triple, embedded_store
 from semspec.services.graph_server import GraphSpec
 from semspec.services.ports import free_port
 from semspec.services.supervisor import Supervisor
-from vocabulary.store import GraphStore, Triple, embedded_store
 
 S, P = URIRef("urn:test:s"), URIRef("urn:test:p")
 TERMS: list[Triple] = [

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agents.stabilization import (
+from semspec.agents.stabilization import (
     AnalyticsQueue,
     BatchWriter,
     JsonlSink,
@@ -21,9 +21,9 @@ from agents.stabilization import (
     Stabilizer,
     session_key,
 )
-from agents.stabilization.reasons import reason_registry
-from agents.tools.search import search_files
-from agents.workspace import Workspace
+from semspec.agents.stabilization.reasons import reason_registry
+from semspec.agents.tools.search import search_files
+from semspec.agents.workspace import Workspace
 
 FILES = {
     "src/app.py": [f"app line {i}" for i in range(1, 1001)],

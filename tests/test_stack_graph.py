@@ -23,12 +23,13 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from semspec.errors import ServiceError
+from semspec.core.errors import ServiceError
+from semspec.graph.access import sparql_store
+from semspec.graph.store import embedded_store
+from semspec.vocabulary import source as sd
 from tests.fakes.llm_server import FakeLLMServer, text
 from tests.fakes.llm_task import fake_model_entry, user_prompt
 from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
-from vocabulary import source as sd
-from vocabulary.store import embedded_store, sparql_store
 
 REQUIREMENT = "Keep every module importable without side effects."
 SOP = {"id": "modules", "category": "sop", "applies_to": ["*.py"], "severity": "error"}

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from rdflib import Literal, URIRef
 
-from semspec.config.models import GraphConfig
-from semspec.errors import InputError
+from semspec.core.config.models import GraphConfig
+from semspec.core.errors import InputError
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore, Triple, memory_store
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
-from vocabulary.store import GraphStore, Triple, memory_store, open_store
 
 S, P, Q = URIRef("urn:test:s"), URIRef("urn:test:p"), URIRef("urn:test:q")
 

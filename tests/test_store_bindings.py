@@ -10,19 +10,20 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from processors.sources.catalog import list_sops, show_sop
-from processors.sources.sync import SOP_DIR, sync_sources
-from semspec.config.models import GraphConfig
-from semspec.errors import InputError
+from semspec.core.config.models import GraphConfig
+from semspec.core.errors import InputError
+from semspec.graph.access import open_store
+from semspec.graph.sparql_terms import bind, term_text
+from semspec.graph.store import GraphStore
+from semspec.processors.sources.catalog import list_sops, show_sop
+from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.workflow.context.assembler_sops import matching_sops
+from semspec.workflow.knowledge import decisions_for, record_decision
+from semspec.workflow.performance_graph import GraphPerformanceHistory
+from semspec.workflow.task.context_activities import sop_requirements
 
 # The three-store fixture (embedded, SPARQL endpoint, memory) and its server.
 from tests.test_store import oxigraph_server, store  # noqa: F401
-from vocabulary.sparql_terms import bind, term_text
-from vocabulary.store import GraphStore, open_store
-from workflow.context.assembler_sops import matching_sops
-from workflow.knowledge import decisions_for, record_decision
-from workflow.performance_graph import GraphPerformanceHistory
-from workflow.task.context_activities import sop_requirements
 
 S, P = URIRef("urn:test:s"), URIRef("urn:test:p")
 SENTINEL = "urn:test:g:sentinel"

@@ -21,7 +21,19 @@ import pytest
 import yaml
 from temporalio.client import Client, WorkflowHandle
 
-from semspec.config.models import GraphConfig
+from semspec.core.config.models import GraphConfig
+from semspec.graph.access import open_store
+from semspec.workflow.performance_graph import GraphPerformanceHistory
+from semspec.workflow.task.context_activities import check_budget
+from semspec.workflow.task.shared import (
+    QUERY_STATUS,
+    BudgetInput,
+    Resolution,
+    RoleSpec,
+    TaskResult,
+    TaskStatus,
+)
+from semspec.workflow.worker import build_worker
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
@@ -30,18 +42,6 @@ from tests.support.tasks import (
     task_input,
     write_script,
 )
-from vocabulary.store import open_store
-from workflow.performance_graph import GraphPerformanceHistory
-from workflow.task.context_activities import check_budget
-from workflow.task.shared import (
-    QUERY_STATUS,
-    BudgetInput,
-    Resolution,
-    RoleSpec,
-    TaskResult,
-    TaskStatus,
-)
-from workflow.task.worker import build_worker
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 CHANGES = {

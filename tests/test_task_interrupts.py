@@ -18,9 +18,12 @@ import pytest
 import yaml
 from temporalio.client import Client, WorkflowHandle
 
-from semspec.config import load_config
-from semspec.task_client import submit
-from semspec.task_spec import TaskDraft, build_task_input
+from semspec.client.task_client import submit
+from semspec.client.task_spec import TaskDraft, build_task_input
+from semspec.core.config import load_config
+from semspec.vocabulary.events import RiskSignalInput
+from semspec.workflow.task.shared import Resolution, RoleSpec, TaskResult, workflow_id_for
+from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, RecordedRequest, call
 from tests.fakes.llm_task import (
     TASK_CRITERION,
@@ -31,9 +34,6 @@ from tests.fakes.llm_task import (
 )
 from tests.support.slow_gate import gate_pid, is_running, slow_gate
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
-from vocabulary.events import RiskSignalInput
-from workflow.task.shared import Resolution, RoleSpec, TaskResult, workflow_id_for
-from workflow.task.worker import build_worker
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 HALT = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py is also changed by task b")

@@ -11,11 +11,11 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from semspec.workflow.task import context_activities
+from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.shared import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
+from semspec.workflow.task.workflows import TaskWorkflow
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
-from workflow.task import context_activities
-from workflow.task.activities import TaskActivities
-from workflow.task.shared import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
-from workflow.task.workflows import TaskWorkflow
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from semspec.config.models import SemspecConfig
-from semspec.errors import TaskSpecError
-from semspec.task_spec import TaskDraft, build_task_input
+from semspec.client.task_spec import TaskDraft, build_task_input
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import TaskSpecError
+from semspec.workflow.task.shared import TaskInput
 from tests.support.tasks import GOOD_CALC, write_script
-from workflow.task.shared import TaskInput
 
 
 def submit(repo: Path, *files: str) -> TaskInput:

@@ -19,6 +19,7 @@ from typing import Any
 import pygit2
 import pytest
 
+from semspec.vocabulary.subjects import monitor_subject
 from tests.support.monitor_probe import messages_for, signals_for, wait_until_monitor_idle
 from tests.support.stack import (
     Stack,
@@ -27,7 +28,6 @@ from tests.support.stack import (
     running_stack,
     sample_config,
 )
-from vocabulary.subjects import monitor_subject
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 NEW_TEST = "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"

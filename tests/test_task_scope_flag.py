@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowHandle
 
+from semspec.vocabulary.events import RiskSignalInput
+from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.task.shared import TaskResult, TaskStatus
+from semspec.workflow.worker import build_worker
 from tests.support.tasks import (
     GOOD_CALC,
     GOOD_CALC_V2,
@@ -20,10 +24,6 @@ from tests.support.tasks import (
     wait_for_phase,
     write_script,
 )
-from vocabulary.events import RiskSignalInput
-from workflow.gates.types import GateSpec
-from workflow.task.shared import TaskResult, TaskStatus
-from workflow.task.worker import build_worker
 
 CHANGES = {"verdict": "request_changes", "findings": [{"message": "mul is missing"}]}
 APPROVE = {"verdict": "approve", "summary": "looks right"}

@@ -15,6 +15,10 @@ import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from semspec.vocabulary.events import RiskSignalInput
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.shared import Resolution, TaskResult
+from semspec.workflow.worker import build_worker
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
@@ -24,10 +28,6 @@ from tests.support.tasks import (
     wait_for_phase,
     write_script,
 )
-from vocabulary.events import RiskSignalInput
-from workflow.task.publisher import EventPublisher
-from workflow.task.shared import Resolution, TaskResult
-from workflow.task.worker import build_worker
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
 CHANGES = {
@@ -165,7 +165,7 @@ async def test_a_pause_checkpoints_and_continues_in_a_fresh_run(
     )
     pause = RiskSignalInput(reason="context_pressure", level="pause", signal_id="p1")
     inp = task_input(git_repo, script, _tid())
-    from workflow.task.workflows import TaskWorkflow
+    from semspec.workflow.task.workflows import TaskWorkflow
 
     handle = await temporal_client.start_workflow(
         TaskWorkflow.run,
@@ -345,9 +345,9 @@ async def test_an_approval_records_its_decision_and_learned_conventions_in_the_g
         await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
     ).result()
     assert result.outcome == "approved"
-    from semspec.config.models import GraphConfig
-    from vocabulary.store import open_store
-    from workflow.knowledge import conventions_for, decisions_for
+    from semspec.core.config.models import GraphConfig
+    from semspec.graph.access import open_store
+    from semspec.workflow.knowledge import conventions_for, decisions_for
 
     store = open_store(GraphConfig(), git_repo)
     try:
@@ -403,7 +403,7 @@ async def test_cancelling_a_task_while_a_gate_runs_ends_it_as_cancelled(
 ) -> None:
     from temporalio.client import WorkflowFailureError
 
-    from workflow.gates.types import GateSpec
+    from semspec.workflow.gates.types import GateSpec
 
     script = write_script(
         tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from semspec.errors import TaskSpecError
-from semspec.task_spec import draft_from_yaml
+from semspec.client.task_spec import draft_from_yaml
+from semspec.core.errors import TaskSpecError
 
 
 def _task_file(tmp_path: Path, body: str) -> Path:

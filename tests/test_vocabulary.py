@@ -7,8 +7,8 @@ from pathlib import Path
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS
 
-import vocabulary
-from vocabulary import semspec_terms, source
+import semspec.vocabulary as vocabulary
+from semspec.vocabulary import semspec_terms, source
 
 ONTOLOGY = Path(vocabulary.__file__).parent / "ontology.ttl"
 

@@ -28,8 +28,8 @@ from semspec.cli import (
 from semspec.cli.context import CliContext, find_repo
 from semspec.cli.demo_cmd import register as register_demo
 from semspec.cli.mcp_cmd import register as register_mcp
-from semspec.errors import InputError, SemspecError
-from semspec.logging import configure_logging, get_logger
+from semspec.core.errors import InputError, SemspecError
+from semspec.core.logging import configure_logging, get_logger
 
 app = typer.Typer(
     name="semspec",

@@ -8,14 +8,14 @@ from typing import Any
 
 import typer
 
-from model.profiles import ROLES, ModelSpec, Role
-from model.registry import load_registry
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
-from semspec.errors import InputError
-from workflow.context.budget import BudgetReport, compute_budget
-from workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
-from workflow.context.estimator import TokenEstimator
+from semspec.core.errors import InputError
+from semspec.model.profiles import ROLES, ModelSpec, Role
+from semspec.model.registry import load_registry
+from semspec.workflow.context.budget import BudgetReport, compute_budget
+from semspec.workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
+from semspec.workflow.context.estimator import TokenEstimator
 
 DEFAULT_OUTPUT_TOKENS = 4_000
 EXIT_TOO_LARGE = 1

@@ -7,11 +7,11 @@ from pathlib import Path
 import typer
 import yaml
 
-from model.registry import load_registry
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
-from semspec.config import ConfigProblem, check_config, config_path
-from semspec.errors import ConfigError
+from semspec.core.config import ConfigProblem, check_config, config_path
+from semspec.core.errors import ConfigError
+from semspec.model.registry import load_registry
 
 app = typer.Typer(help="Show or validate .semspec/config.yaml.", no_args_is_help=True)
 
@@ -87,6 +87,6 @@ def _problems(repo: Path) -> list[ConfigProblem]:
 @app.command("reference")
 def reference() -> None:
     """Print every config key with its default and meaning (markdown)."""
-    from semspec.config.reference import render_reference
+    from semspec.core.config.reference import render_reference
 
     typer.echo(render_reference(), nl=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from semspec.config import SemspecConfig, load_config
+from semspec.core.config import SemspecConfig, load_config
 
 
 def find_repo(start: Path) -> Path:

@@ -9,8 +9,8 @@ from rich.console import Console
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
 from semspec.cli.runtime import jsonable
+from semspec.core.errors import InputError
 from semspec.demo.run import DemoOptions, run_demo
-from semspec.errors import InputError
 
 
 def register(app: typer.Typer) -> None:

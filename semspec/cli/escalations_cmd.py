@@ -9,12 +9,12 @@ from semspec.cli.context import cli_context
 from semspec.cli.monitor_cmd import watch as monitor_watch
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.cli.task_render import render_failed_gates
-from semspec.errors import InputError
+from semspec.client.task_client import check_pending, find_task, list_tasks, resolve, task_status
+from semspec.client.task_render import render_failed_gates
+from semspec.core.errors import InputError
 from semspec.services.connect import Endpoints
-from semspec.task_client import check_pending, find_task, list_tasks, resolve, task_status
-from workflow.task.activities import suggested_actions
-from workflow.task.shared import RESOLUTION_ACTIONS, Escalation, Resolution
+from semspec.workflow.task.activities import suggested_actions
+from semspec.workflow.task.shared import RESOLUTION_ACTIONS, Escalation, Resolution
 
 app = typer.Typer(help="See and answer escalations.", no_args_is_help=True)
 

@@ -13,10 +13,10 @@ from nats.js.errors import NotFoundError
 from rich.console import Console
 from rich.markup import escape
 
-from processors.risk_monitor.runner import connect_nats
-from semspec.errors import ServiceError
-from vocabulary.events import UserSignal
-from vocabulary.subjects import SIGNAL_STREAM, SIGNAL_SUBJECTS
+from semspec.core.errors import ServiceError
+from semspec.services.monitor_runner import connect_nats
+from semspec.vocabulary.events import UserSignal
+from semspec.vocabulary.subjects import SIGNAL_STREAM, SIGNAL_SUBJECTS
 
 _STYLE = {"warn": "yellow", "pause": "magenta", "halt": "red", "escalate": "bold red"}
 

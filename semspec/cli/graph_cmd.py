@@ -6,7 +6,7 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.services.graph_access import open_graph
+from semspec.graph.access import open_graph
 
 app = typer.Typer(help="Query the knowledge graph.", no_args_is_help=True)
 

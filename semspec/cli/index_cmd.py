@@ -10,14 +10,14 @@ from pathlib import Path
 
 import typer
 
-from processors.code_index import file_summaries, index_repository, pack_facts
-from processors.code_index.graph_read import read_facts
-from processors.code_index.indexer import IndexReport
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
-from semspec.errors import InputError, NotFoundError
-from semspec.services.graph_access import open_graph
-from vocabulary.store import GraphStore
+from semspec.core.errors import InputError, NotFoundError
+from semspec.graph.access import open_graph
+from semspec.graph.store import GraphStore
+from semspec.processors.code_index import file_summaries, index_repository, pack_facts
+from semspec.processors.code_index.graph_read import read_facts
+from semspec.processors.code_index.indexer import IndexReport
 
 app = typer.Typer(
     help="Index the repository's code into the meaning graph; pack or summarize files.",

@@ -8,8 +8,8 @@ import pygit2
 import typer
 
 from semspec.cli.context import CliContext, cli_context
-from semspec.config import config_path
-from semspec.errors import InputError
+from semspec.core.config import config_path
+from semspec.core.errors import InputError
 from semspec.services.git_exclude import exclude_from_git
 
 _MARKERS = {

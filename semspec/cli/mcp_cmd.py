@@ -9,16 +9,16 @@ from typing import cast
 
 import typer
 
-from agents.mcp_server import McpServer
-from agents.mcp_tools import McpToolset, PackBuilder
-from agents.stabilization import StabilizationPolicy, Stabilizer
-from agents.stabilization.policy import GateMode
-from agents.stabilization.session import new_connection_id
-from agents.workspace import ToolError, Workspace
 from semspec import __version__
+from semspec.agents.mcp_server import McpServer
+from semspec.agents.mcp_tools import McpToolset, PackBuilder
+from semspec.agents.stabilization import StabilizationPolicy, Stabilizer
+from semspec.agents.stabilization.policy import GateMode
+from semspec.agents.stabilization.session import new_connection_id
+from semspec.agents.workspace import ToolError, Workspace
 from semspec.cli.context import cli_context
-from semspec.config import SemspecConfig
-from semspec.errors import InputError, SemspecError
+from semspec.core.config import SemspecConfig
+from semspec.core.errors import InputError, SemspecError
 
 GATE_MODES = ("enforce", "advise", "off")
 
@@ -27,8 +27,8 @@ def _pack_builder(config: SemspecConfig, repo: Path) -> PackBuilder:
     """Meaning packs from the code index; the store is opened per call so a worker can share it."""
 
     def build(paths: Sequence[str]) -> str:
-        from processors.code_index import meaning_pack
-        from semspec.services.graph_access import open_graph
+        from semspec.graph.access import open_graph
+        from semspec.processors.code_index import meaning_pack
 
         try:
             store = open_graph(config, repo)

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import typer
 
-from model.performance import MemoryPerformanceHistory, PerformanceHistory
-from model.profiles import ModelSpec
-from model.registry import load_registry
 from semspec.cli import budget_cmd
 from semspec.cli.budget_cmd import parse_role, read_task_files
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from workflow.assignment import explain_assignment
-from workflow.context.estimator import TokenEstimator
+from semspec.model.performance import MemoryPerformanceHistory, PerformanceHistory
+from semspec.model.profiles import ModelSpec
+from semspec.model.registry import load_registry
+from semspec.workflow.assignment import explain_assignment
+from semspec.workflow.context.estimator import TokenEstimator
 
 app = typer.Typer(help="The model registry and model assignment.", no_args_is_help=True)
 
@@ -78,8 +78,8 @@ def assign(
     estimator = TokenEstimator(None)
     texts = read_task_files(cli, files)
     task_tokens = sum(estimator.count(text) for text in texts.values())
-    from workflow.performance_graph import GraphPerformanceHistory
-    from workflow.task.context_activities import graph_of
+    from semspec.workflow.performance_graph import GraphPerformanceHistory
+    from semspec.workflow.task.context_activities import graph_of
 
     with graph_of(cli.repo, cli.config, create=False) as store:
         history: PerformanceHistory = (

@@ -9,16 +9,16 @@ from pathlib import Path
 import typer
 from nats.js.errors import BucketNotFoundError
 
-from processors.risk_monitor.runner import connect_nats, serve
-from processors.risk_monitor.state import TaskState
-from processors.risk_monitor.store import StateStore
-from processors.risk_monitor.streams import STATE_BUCKET
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.escalations_watch import watch_signals
 from semspec.cli.output import print_json, print_table
-from semspec.config.models import SemspecConfig
-from semspec.errors import NotFoundError, ServiceError
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import NotFoundError, ServiceError
+from semspec.processors.risk_monitor.state import TaskState
+from semspec.processors.risk_monitor.store import StateStore
+from semspec.processors.risk_monitor.streams import STATE_BUCKET
 from semspec.services.connect import nats_options, resolve_endpoints
+from semspec.services.monitor_runner import connect_nats, serve
 
 app = typer.Typer(
     help="The risk monitor: run it, see the state it holds, watch the signals it raises.",

@@ -12,10 +12,10 @@ from temporalio.client import Client
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.plan_client import escalated_tasks, plan_status, submit_plan
-from semspec.plan_spec import load_plan
+from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
+from semspec.client.plan_spec import load_plan
 from semspec.services.connect import Endpoints
-from workflow.plan.shared import APPROVED, PlanStatus, plan_workflow_id
+from semspec.workflow.plan.shared import APPROVED, PlanStatus, plan_workflow_id
 
 app = typer.Typer(help="Submit and follow plans of dependent tasks.", no_args_is_help=True)
 

@@ -9,11 +9,11 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.errors import InputError
-from semspec.services.graph_access import open_graph
-from vocabulary.store import GraphStore
-from workflow.context.assembler import AssemblyRequest, assemble_review_context
-from workflow.task.review_context import review_request, reviewer_window
+from semspec.core.errors import InputError
+from semspec.graph.access import open_graph
+from semspec.graph.store import GraphStore
+from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
+from semspec.workflow.task.review_context import review_request, reviewer_window
 
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
 
@@ -22,7 +22,7 @@ def _file_summaries(store: GraphStore, files: list[str]) -> dict[str, str] | Non
     # The code indexer's richer summaries when it is installed; otherwise the assembler reads
     # the shared code vocabulary itself.
     try:
-        from processors.code_index.summary import file_summaries
+        from semspec.processors.code_index.summary import file_summaries
     except ImportError:
         return None
     return file_summaries(store, files)
@@ -57,8 +57,8 @@ def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None,
     from pathlib import Path as _Path
 
     from semspec.cli.runtime import run_with_client
-    from semspec.task_client import task_status
-    from workflow.git.diff import worktree_diff
+    from semspec.client.task_client import task_status
+    from semspec.workflow.git.diff import worktree_diff
 
     cli = cli_context(ctx)
     status = run_with_client(cli, lambda client, _e: task_status(client, task_id))

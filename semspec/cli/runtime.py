@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from temporalio.client import Client
 
 from semspec.cli.context import CliContext
-from semspec.errors import ServiceError
+from semspec.core.errors import ServiceError
 from semspec.services.connect import Endpoints, resolve_endpoints, temporal_client
 
 T = TypeVar("T")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from processors.sources.catalog import list_sops, show_sop
-from processors.sources.sync import sync_sources
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.services.graph_access import open_graph
+from semspec.graph.access import open_graph
+from semspec.processors.sources.catalog import list_sops, show_sop
+from semspec.processors.sources.sync import sync_sources
 
 app = typer.Typer(
     help="Ingest and inspect SOPs under .semspec/sources/docs/sops/.", no_args_is_help=True

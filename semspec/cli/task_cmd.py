@@ -14,10 +14,7 @@ from temporalio.client import Client
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.cli.task_render import render_entry, render_final, render_log, render_status
-from semspec.errors import TaskSpecError
-from semspec.services.connect import Endpoints
-from semspec.task_client import (
+from semspec.client.task_client import (
     TASK_OUTCOMES,
     TASK_STATES,
     cancel,
@@ -26,8 +23,11 @@ from semspec.task_client import (
     submit,
     task_status,
 )
-from semspec.task_spec import TaskDraft, build_task_input, draft_from_yaml
-from workflow.task.shared import TaskStatus
+from semspec.client.task_render import render_entry, render_final, render_log, render_status
+from semspec.client.task_spec import TaskDraft, build_task_input, draft_from_yaml
+from semspec.core.errors import TaskSpecError
+from semspec.services.connect import Endpoints
+from semspec.workflow.task.shared import TaskStatus
 
 app = typer.Typer(help="Submit and follow tasks.", no_args_is_help=True)
 
@@ -226,7 +226,7 @@ def checkpoints_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Checkpoint branches of a task (kept after the end only with --keep-checkpoints)."""
-    from workflow.context.checkpoint import task_checkpoints
+    from semspec.workflow.context.checkpoint import task_checkpoints
 
     cli = cli_context(ctx)
     branches = task_checkpoints(cli.repo, task_id)

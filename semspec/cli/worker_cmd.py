@@ -8,8 +8,9 @@ import signal
 import typer
 
 from semspec.cli.context import cli_context
-from semspec.logging import get_logger
-from semspec.services.connect import nats_options, resolve_endpoints, run_dir_of, temporal_client
+from semspec.core.logging import get_logger
+from semspec.core.run_folder import run_dir_of
+from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
 from semspec.services.presence import Presence, announce, withdraw
 
 log = get_logger("worker")
@@ -38,7 +39,7 @@ def register(app: typer.Typer) -> None:
         announced: list[Presence] = []
 
         async def main() -> None:
-            from workflow.task.worker import run_worker
+            from semspec.workflow.worker import run_worker
 
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from temporalio.client import Client, WorkflowQueryFailedError
 
-from semspec.errors import SemspecError
-from semspec.task_client import task_status
-from workflow.task.shared import Escalation, LogEntry, TaskStatus
+from semspec.client.task_client import task_status
+from semspec.core.errors import SemspecError
+from semspec.workflow.task.shared import Escalation, LogEntry, TaskStatus
 
 POLL_S = 0.25
 QUERY_FAILURE_GRACE_S = 20.0

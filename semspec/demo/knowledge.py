@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from processors.sources.catalog import SopDetail, list_sops, show_sop
-from processors.sources.sync import SyncReport, sync_sources
-from semspec.config import load_config
-from semspec.errors import SemspecError
-from semspec.services.graph_access import open_graph
-from workflow.task.context_activities import developer_context
-from workflow.task.review_context import review_context
-from workflow.task.shared import TaskSpec
+from semspec.core.config import load_config
+from semspec.core.errors import SemspecError
+from semspec.graph.access import open_graph
+from semspec.processors.sources.catalog import SopDetail, list_sops, show_sop
+from semspec.processors.sources.sync import SyncReport, sync_sources
+from semspec.workflow.task.context_activities import developer_context
+from semspec.workflow.task.review_context import review_context
+from semspec.workflow.task.shared import TaskSpec
 
 
 @dataclass

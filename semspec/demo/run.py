@@ -17,7 +17,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from semspec.config.models import SemspecConfig
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
 from semspec.demo.knowledge import KnowledgeRecord, knowledge_step
 from semspec.demo.narrate import knowledge_lines, recap_lines
 from semspec.demo.sample import SampleRepo, create_sample_repo
@@ -27,7 +28,6 @@ from semspec.demo.steps import judge_steps
 from semspec.demo.story import MUL_TASK, SUB_TASK
 from semspec.demo.summary import DemoSummary, TaskRecord
 from semspec.demo.tasks import TaskRunner, task_input
-from semspec.errors import ServiceError
 from semspec.services.connect import Endpoints, temporal_client
 
 CONNECT_TIMEOUT_S = 10.0

@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 import yaml
 
-from semspec.config.models import SemspecConfig
+from semspec.core.config.models import SemspecConfig
 from semspec.demo.sample_sops import SAMPLE_SOPS
 from semspec.demo.story import DEMO_TASKS, DEVELOPER_WINDOW, SAMPLE_FILES
 from semspec.services.connect import Endpoints

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from semspec.config.models import SemspecConfig
+from semspec.core.config.models import SemspecConfig
 from semspec.services.connect import Endpoints, resolve_endpoints
 from semspec.services.supervisor import ServiceStatus, Supervisor
 

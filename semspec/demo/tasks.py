@@ -9,17 +9,17 @@ from pathlib import Path
 from rich.console import Console
 from temporalio.client import Client
 
-from semspec.cli.task_render import render_entry
-from semspec.config import load_config
+from semspec.client.task_client import resolve, submit
+from semspec.client.task_render import render_entry
+from semspec.client.task_spec import TaskDraft, build_task_input
+from semspec.core.config import load_config
 from semspec.demo.follow import TaskFollower
 from semspec.demo.narrate import callouts, task_heading
 from semspec.demo.sample import SampleRepo
 from semspec.demo.story import MUL_GUIDANCE, DemoTask
 from semspec.demo.summary import EscalationRecord, TaskRecord
 from semspec.services.connect import Endpoints
-from semspec.task_client import resolve, submit
-from semspec.task_spec import TaskDraft, build_task_input
-from workflow.task.shared import LogEntry, Resolution, TaskInput, TaskStatus
+from semspec.workflow.task.shared import LogEntry, Resolution, TaskInput, TaskStatus
 
 RESOLVED_BY = "human (semspec demo --yes)"
 

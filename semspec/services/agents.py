@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 from semspec import __version__
-from semspec.config.models import SemspecConfig
+from semspec.core.config.models import SemspecConfig
+from semspec.core.run_folder import ServiceRecord
 from semspec.services.presence import Presence, present, read_presence, ready_dir, ready_file
 from semspec.services.specs import LaunchPlan
-from semspec.services.state import ServiceRecord
 
 # Records written before the ready file moved to ``extra`` kept it in the address.
 _LEGACY_PREFIX = "pid-file "

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from semspec.config.models import SemspecConfig
-from semspec.errors import ServiceError
-from semspec.services.state import load_records
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
+from semspec.core.run_folder import load_records, run_dir_of
 
 
 @dataclass(frozen=True)
@@ -20,12 +20,6 @@ class Endpoints:
     namespace: str
     task_queue: str
     ui_url: str | None = None
-
-
-def run_dir_of(config: SemspecConfig, repo: Path) -> Path:
-    """Absolute run directory of the repository's embedded services."""
-    path = Path(config.services.run_dir)
-    return path if path.is_absolute() else repo / path
 
 
 def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:

@@ -13,20 +13,15 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
-from semspec.config.models import SemspecConfig
+from semspec.core.config.models import SemspecConfig
+from semspec.core.run_folder import ServiceRecord
+from semspec.graph.access import graph_location
 from semspec.services.ports import free_port
 from semspec.services.specs import LaunchPlan, binary, version_of
-from semspec.services.state import ServiceRecord
 
 PROBE_TIMEOUT_S = 1.0
 # The cheapest query a SPARQL endpoint answers only once its store is open.
 _PROBE = "?query=" + quote("ASK {}")
-
-
-def graph_location(config: SemspecConfig, repo: Path) -> Path:
-    """Absolute directory of the embedded graph store."""
-    path = Path(config.graph.path)
-    return path if path.is_absolute() else repo / path
 
 
 def sparql_answers(query_url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:

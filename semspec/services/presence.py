@@ -16,7 +16,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from semspec.services import process
+from semspec.core.run_folder import cmdline_of, is_ours
 
 READY_DIR = "ready"
 
@@ -34,7 +34,7 @@ class Presence:
 
     def alive(self) -> bool:
         """True when the process runs on this host and still runs the recorded command line."""
-        return self.host == socket.gethostname() and process.is_ours(self.pid, self.argv)
+        return self.host == socket.gethostname() and is_ours(self.pid, self.argv)
 
 
 def default_identity() -> str:
@@ -55,7 +55,7 @@ def ready_file(run_dir: Path, role: str, pid: int) -> Path:
 def announce(run_dir: Path, role: str, identity: str, detail: str = "") -> Presence:
     """Record that this process serves as ``role`` (atomically: temp file + rename)."""
     pid = os.getpid()
-    argv = process.cmdline_of(pid) or [sys.executable, *sys.argv]
+    argv = cmdline_of(pid) or [sys.executable, *sys.argv]
     presence = Presence(role, identity, pid, socket.gethostname(), argv, detail)
     path = ready_file(run_dir, role, pid)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from semspec.core.run_folder import cmdline_of, is_ours
+
 # Run by a short-lived intermediate Python: it starts the service in a new session and exits,
 # so the service is re-parented to init. The caller then holds no child process at all: no
 # zombie when the service dies while the caller lives on (tests, long-running callers), and
@@ -43,27 +45,6 @@ def start_detached(argv: list[str], log_path: Path, cwd: Path, env: dict[str, st
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise OSError(f"cannot start {argv[0]}: {last}")
     return int(done.stdout.strip())
-
-
-def cmdline_of(pid: int) -> list[str] | None:
-    """Command line of a live process, or None when it is gone (zombies count as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return None
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, IndexError):
-        return None
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
-def is_ours(pid: int, argv: list[str]) -> bool:
-    """True when ``pid`` is alive and still runs the recorded command line."""
-    current = cmdline_of(pid)
-    if not current or not argv:
-        return False
-    # Compare the tail: interpreters may rewrite argv[0] (e.g. a resolved python path).
-    return current[1:] == argv[1:] and Path(current[0]).name == Path(argv[0]).name
 
 
 def stop(pid: int, argv: list[str], grace_s: float = 10.0) -> bool:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
-from semspec.config.models import SemspecConfig
-from semspec.errors import ServiceError
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
+from semspec.core.run_folder import ServiceRecord
 from semspec.services.ports import free_port, tcp_answers
-from semspec.services.state import ServiceRecord
 
 DEFAULT_NATS_MONITOR_PORT = 8222
 

@@ -13,14 +13,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from semspec.config.models import SemspecConfig
-from semspec.errors import ServiceError
-from semspec.logging import get_logger
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
+from semspec.core.logging import get_logger
+from semspec.core.run_folder import (
+    ServiceRecord,
+    cmdline_of,
+    is_ours,
+    load_records,
+    run_dir_of,
+    save_records,
+)
 from semspec.services import process
-from semspec.services.connect import run_dir_of
 from semspec.services.git_exclude import exclude_from_git
 from semspec.services.specs import NatsSpec, ServiceSpec, TemporalSpec
-from semspec.services.state import ServiceRecord, load_records, save_records
 
 HEALTH_TIMEOUT_S = 60.0
 
@@ -84,7 +90,7 @@ class Supervisor:
                 statuses[spec.name] = ServiceStatus(spec.name, "external", external)
                 continue
             current = records.get(spec.name)
-            if current is not None and process.is_ours(current.pid, current.argv):
+            if current is not None and is_ours(current.pid, current.argv):
                 self._progress(f"{spec.name}: already running (pid {current.pid})")
                 statuses[spec.name] = self._status(spec, current, "already running")
                 continue
@@ -128,7 +134,7 @@ class Supervisor:
     def _wait_healthy(self, spec: ServiceSpec, record: ServiceRecord) -> None:
         deadline = time.monotonic() + HEALTH_TIMEOUT_S
         while time.monotonic() < deadline:
-            if not process.is_ours(record.pid, record.argv):
+            if not is_ours(record.pid, record.argv):
                 explain = getattr(spec, "startup_hint", None)
                 raise ServiceError(
                     f"exited during start-up{_log_reason(record.log, self._log_start)}",
@@ -158,7 +164,7 @@ class Supervisor:
                 results.append(ServiceStatus(spec.name, state, external))
                 continue
             record = records.get(spec.name)
-            if record is None or not process.is_ours(record.pid, record.argv):
+            if record is None or not is_ours(record.pid, record.argv):
                 results.append(ServiceStatus(spec.name, "down", record.address if record else ""))
             else:
                 state = "up" if spec.healthy(record) else "unhealthy"
@@ -198,7 +204,7 @@ class Supervisor:
             if process.stop(record.pid, record.argv):
                 state = "stopped"
                 log.debug("service stopped", service=spec.name, pid=record.pid)
-            elif process.cmdline_of(record.pid) is None:
+            elif cmdline_of(record.pid) is None:
                 state = "not running"
                 log.debug("service already gone", service=spec.name, pid=record.pid)
             else:

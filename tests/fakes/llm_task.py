@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from agents.stabilization.layer import candidate_id
+from semspec.agents.stabilization.layer import candidate_id
 from tests.fakes.llm_server import FakeReply, call, text
 from tests.support.repos import make_repo
 

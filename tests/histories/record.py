@@ -68,10 +68,10 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     from temporalio.testing import WorkflowEnvironment
 
     from semspec.services.specs import binary
+    from semspec.workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
+    from semspec.workflow.worker import build_worker
     from tests.support.repos import make_repo
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
-    from workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
-    from workflow.task.worker import build_worker
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -106,12 +106,12 @@ async def record_signals(
     from temporalio.testing import WorkflowEnvironment
 
     from semspec.services.specs import binary
+    from semspec.vocabulary.events import RiskSignalInput
+    from semspec.workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
+    from semspec.workflow.worker import build_worker
     from tests.support.repos import make_repo
     from tests.support.slow_gate import gate_pid, slow_gate
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
-    from vocabulary.events import RiskSignalInput
-    from workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
-    from workflow.task.worker import build_worker
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

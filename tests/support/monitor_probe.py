@@ -14,8 +14,8 @@ from typing import Any
 
 import nats
 
-from processors.risk_monitor.streams import CONSUMER
-from vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS
+from semspec.processors.risk_monitor.streams import CONSUMER
+from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS
 
 
 def wait_until_monitor_idle(nats_url: str, timeout_s: float = 30.0) -> None:

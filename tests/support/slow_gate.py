@@ -11,7 +11,7 @@ import asyncio
 import shlex
 from pathlib import Path
 
-from workflow.gates.types import GateSpec
+from semspec.workflow.gates.types import GateSpec
 
 SLEEP_S = 600
 """How long a slow run would take if nothing stopped it: far beyond any test's patience."""

@@ -25,9 +25,9 @@ from typing import Any
 import nats
 import yaml
 
+from semspec.core.run_folder import ServiceRecord, cmdline_of, is_ours, load_records, save_records
 from semspec.services import process
 from semspec.services.specs import TemporalSpec
-from semspec.services.state import ServiceRecord, load_records, save_records
 from tests.support.repos import make_repo
 
 SAMPLE_FILES = {
@@ -192,10 +192,10 @@ class Stack:
     def kill(self, service: str) -> int:
         """SIGKILL the recorded process of ``service`` (one we started); wait until it is gone."""
         record = self.records()[service]
-        assert process.is_ours(record.pid, record.argv), f"{service} is not running"
+        assert is_ours(record.pid, record.argv), f"{service} is not running"
         os.kill(record.pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while process.cmdline_of(record.pid) is not None and time.monotonic() < deadline:
+        while cmdline_of(record.pid) is not None and time.monotonic() < deadline:
             time.sleep(0.05)
         return record.pid
 

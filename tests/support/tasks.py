@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 from temporalio.client import Client, WorkflowHandle
 
-from workflow.gates.types import GateSpec
-from workflow.task.shared import (
+from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.task.shared import (
     QUERY_STATUS,
     LoopLimits,
     RoleSpec,
@@ -79,7 +79,7 @@ async def wait_for_phase(
 
 
 async def start(client: Client, inp: TaskInput, task_queue: str) -> WorkflowHandle[Any, Any]:
-    from workflow.task.workflows import TaskWorkflow
+    from semspec.workflow.task.workflows import TaskWorkflow
 
     return await client.start_workflow(
         TaskWorkflow.run, inp, id=f"task-{inp.spec.task_id}", task_queue=task_queue

@@ -1,5 +1,0 @@
-"""The developer agent's tools (search, read, list_dir, write_file, apply_patch, ...)."""
-
-from agents.tools.toolbox import DeveloperToolbox, ToolResult
-
-__all__ = ["DeveloperToolbox", "ToolResult"]

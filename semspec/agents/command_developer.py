@@ -1,0 +1,180 @@
+"""The ``command`` provider: an external coding-agent CLI run in the worktree plays the developer.
+
+``claude -p``, ``aider --message {prompt}``, ``codex exec {prompt}``: the prompt goes where
+``{prompt}`` stands in the command, or on stdin when it does not appear. Whatever the CLI leaves
+in the worktree is the iteration's result; the task loop reads the diff from git.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+
+from semspec.agents.developer_prompt import render_task
+from semspec.agents.protocol import DeveloperRequest, DeveloperResult
+from semspec.core.errors import ConfigError
+from semspec.core.logging import mask_text
+from semspec.core.reasons import FallbackReason
+
+OUTPUT_TAIL_CHARS = 2_000
+TAIL_BYTES = 4 * OUTPUT_TAIL_CHARS  # UTF-8 needs at most 4 bytes per character
+PIPE_GRACE_S = 1.0
+"""How long output may keep arriving after the command exited."""
+EXIT_POLL_S = 0.05
+INSTRUCTIONS = (
+    "\n\nWork in the current directory, which is a git worktree of the project. Edit files "
+    "only inside it; do not commit, push or switch branches. Finish with a short summary."
+)
+
+
+def build_argv(command: str, prompt: str, *, field: str) -> tuple[list[str], bool]:
+    """The argv to run and whether the prompt was placed in it (else it goes on stdin)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"command does not parse: {exc}", field=field) from exc
+    if not argv:
+        raise ConfigError("command is empty", field=field, expected="e.g. 'claude -p'")
+    placed = any("{prompt}" in arg for arg in argv)
+    return [arg.replace("{prompt}", prompt) for arg in argv], placed
+
+
+class CommandDeveloper:
+    """A ``DeveloperAgent`` running a CLI once per iteration, its process group under a timeout."""
+
+    def __init__(
+        self, command: str, *, timeout_s: float, field: str = "models.developer.command"
+    ) -> None:
+        self.command = command
+        self.timeout_s = timeout_s
+        self.field = field
+
+    async def develop(self, request: DeveloperRequest) -> DeveloperResult:
+        """Run the command in ``request.worktree`` and report how it ended.
+
+        The command is done when it exits, not when its output closes: a child it leaves in
+        the background (a watcher, a daemon) may hold stdout open long after. Such leftovers
+        are killed with the command's process group once it has exited.
+        """
+        prompt = render_task(request) + INSTRUCTIONS
+        argv, placed = build_argv(self.command, prompt, field=self.field)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=request.worktree,
+                stdin=asyncio.subprocess.DEVNULL if placed else asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # so a timeout can kill the agent and its children
+            )
+        except FileNotFoundError as exc:
+            raise ConfigError(
+                f"executable {argv[0]!r} not found on PATH",
+                field=self.field,
+                hint="install the agent CLI or give its full path",
+            ) from exc
+        readers = [
+            asyncio.create_task(_read_tail(process.stdout)),
+            asyncio.create_task(_read_tail(process.stderr)),
+        ]
+        if not placed:
+            readers.append(asyncio.create_task(_feed(process.stdin, prompt.encode("utf-8"))))
+        try:
+            await asyncio.wait_for(_exited(process), self.timeout_s)
+        except asyncio.CancelledError:
+            # The step was stopped (a halt from the risk monitor, a cancelled task): so is the
+            # agent, with everything it started.
+            _kill_group(process.pid)
+            await _reap(process)
+            await _stop(readers)
+            raise
+        except TimeoutError:
+            _kill_group(process.pid)
+            await _reap(process)
+            await _stop(readers)
+            return DeveloperResult(
+                outcome="failed",
+                summary=f"{argv[0]} did not finish within {self.timeout_s:g} s",
+                reason=FallbackReason.TIMEOUT.value,
+            )
+        # Whatever is still in the pipes arrives at once; a background child keeps them open.
+        await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+        _kill_group(process.pid)
+        await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+        out, err = (_result(reader) for reader in readers[:2])
+        await _stop(readers)
+        await _reap(process)
+        stdout = mask_text(out.decode("utf-8", "replace"))[-OUTPUT_TAIL_CHARS:]
+        if process.returncode == 0:
+            return DeveloperResult(outcome="submitted", summary=stdout.strip())
+        stderr = mask_text(err.decode("utf-8", "replace"))[-OUTPUT_TAIL_CHARS:]
+        detail = stderr.strip() or stdout.strip()
+        return DeveloperResult(
+            outcome="failed",
+            summary=f"{argv[0]} exited with {process.returncode}: {detail}",
+            reason=FallbackReason.TRANSPORT_ERROR.value,
+        )
+
+
+async def _exited(process: asyncio.subprocess.Process) -> int:
+    """The command's exit code as soon as it exits.
+
+    ``Process.wait()`` also waits until every copy of the stdout and stderr pipes is closed,
+    which a background child can put off for ever; the return code is known before that.
+    """
+    while process.returncode is None:
+        await asyncio.sleep(EXIT_POLL_S)
+    return process.returncode
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Let asyncio finish with the process once its pipes closed (bounded: a child that left
+    the process group may keep them open)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), PIPE_GRACE_S)
+
+
+async def _read_tail(stream: asyncio.StreamReader | None) -> bytes:
+    """Read ``stream`` to its end, keeping only the last bytes (an agent may print a lot)."""
+    if stream is None:
+        return b""
+    tail = bytearray()
+    while chunk := await stream.read(65_536):
+        tail += chunk
+        del tail[: max(0, len(tail) - TAIL_BYTES)]
+    return bytes(tail)
+
+
+async def _feed(stdin: asyncio.StreamWriter | None, data: bytes) -> bytes:
+    """Write the prompt and close stdin; an agent that exits without reading it is fine."""
+    if stdin is None:
+        return b""
+    try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.write(data)
+            await stdin.drain()
+    finally:
+        stdin.close()
+    return b""
+
+
+def _result(task: asyncio.Task[bytes]) -> bytes:
+    """What a reader got, or nothing when it did not finish."""
+    if task.done() and not task.cancelled() and task.exception() is None:
+        return task.result()
+    return b""
+
+
+async def _stop(tasks: list[asyncio.Task[bytes]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the process group the command leads (it and every child it left behind)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

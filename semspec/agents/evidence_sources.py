@@ -1,0 +1,40 @@
+"""Evidence sources the reviewer's enrichment step can use without the graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from semspec.agents.evidence import EvidenceBlock, EvidenceType
+from semspec.agents.protocol import ReviewRequest
+from semspec.agents.workspace import ToolError, Workspace
+
+MAX_FILE_CHARS = 20_000
+
+
+class WorktreeEvidence:
+    """Task file contents read from a worktree, plus gate logs from a directory of log files."""
+
+    def __init__(self, worktree: str | Path, gate_log_dir: str | Path | None = None) -> None:
+        self.workspace = Workspace(worktree)
+        self.gate_log_dir = Path(gate_log_dir) if gate_log_dir else None
+
+    async def fetch(
+        self, request: ReviewRequest, types: Sequence[EvidenceType]
+    ) -> list[EvidenceBlock]:
+        """Blocks for the requested types this source knows; other types give nothing."""
+        blocks: list[EvidenceBlock] = []
+        if EvidenceType.TASK_FILE_CONTENTS in types:
+            for rel in request.task_files:
+                try:
+                    path = self.workspace.resolve(rel)
+                except ToolError:
+                    continue  # a task file outside the worktree is not evidence we may show
+                if path.is_file():
+                    text = path.read_text(encoding="utf-8", errors="replace")[:MAX_FILE_CHARS]
+                    blocks.append(EvidenceBlock(EvidenceType.TASK_FILE_CONTENTS, rel, text))
+        if EvidenceType.GATE_LOGS in types and self.gate_log_dir and self.gate_log_dir.is_dir():
+            for log in sorted(self.gate_log_dir.glob("*.log")):
+                text = log.read_text(encoding="utf-8", errors="replace")[-MAX_FILE_CHARS:]
+                blocks.append(EvidenceBlock(EvidenceType.GATE_LOGS, log.name, text))
+        return blocks

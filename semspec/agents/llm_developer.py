@@ -1,0 +1,142 @@
+"""The developer agent: a small tool loop over a chat provider, bounded by steps and tokens.
+
+Each step asks the budget policy first (pointerizing old tool outputs when needed), then the
+model, then runs the tool calls it asked for. The loop ends on ``submit``, on the step limit,
+or when the token budget or the context window is spent (``budget_exhausted``). Provider
+failures propagate as ``ProviderError`` so Temporal can retry the activity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from semspec.agents.compaction.policy import ContextBudgetPolicy
+from semspec.agents.compaction.trace import TraceCompactor
+from semspec.agents.developer_prompt import SYSTEM_PROMPT, render_task
+from semspec.agents.protocol import DeveloperRequest, DeveloperResult
+from semspec.agents.stabilization.analytics import AnalyticsQueue
+from semspec.agents.stabilization.layer import Stabilizer
+from semspec.agents.stabilization.policy import StabilizationPolicy
+from semspec.agents.stabilization.session import SessionRegistry, new_connection_id, session_key
+from semspec.agents.tools.toolbox import DeveloperToolbox
+from semspec.agents.workspace import Workspace
+from semspec.core.reasons import FallbackReason
+from semspec.model.providers.types import ChatMessage, ChatProvider
+
+NUDGE = (
+    "No tool was called. Continue with a tool call, or call submit(summary) if the task is done."
+)
+
+
+@dataclass(frozen=True)
+class DeveloperSettings:
+    """Bounds of one developer iteration."""
+
+    max_steps: int = 40
+    """Model calls per iteration before the loop stops with ``step_limit``."""
+    token_budget: int | None = None
+    """Total tokens (prompt + completion, as reported) per iteration; None = only the window."""
+    max_output_tokens: int | None = None
+    """``max_tokens`` sent with each call; None = the provider's default."""
+    stabilization: StabilizationPolicy = field(default_factory=StabilizationPolicy)
+    """Read budget and gate of the read/search tools."""
+
+
+@dataclass
+class DeveloperRun:
+    """What one ``develop`` call did, kept for telemetry and tests."""
+
+    messages: list[ChatMessage]
+    compactor: TraceCompactor
+    toolbox: DeveloperToolbox
+    steps: int = 0
+    tokens_used: int = 0
+
+
+class LLMDeveloper:
+    """A ``DeveloperAgent`` driven by any ``ChatProvider``."""
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        policy: ContextBudgetPolicy,
+        settings: DeveloperSettings | None = None,
+        analytics: AnalyticsQueue | None = None,
+    ) -> None:
+        self.provider = provider
+        self.policy = policy
+        self.settings = settings or DeveloperSettings()
+        self.stabilizer = Stabilizer(self.settings.stabilization, analytics)
+        self.sessions = SessionRegistry()
+        self.last_run: DeveloperRun | None = None
+
+    def _start(self, request: DeveloperRequest) -> DeveloperRun:
+        workspace = Workspace(request.worktree)
+        key = session_key(
+            request.worktree,
+            session_id=f"{request.task_id}:{request.iteration}",
+            connection_id=new_connection_id(),
+        )
+        compactor = TraceCompactor(self.policy)
+        toolbox = DeveloperToolbox(
+            workspace, self.stabilizer, self.sessions.get(key), compactor.pointers
+        )
+        messages = [
+            ChatMessage(role="system", content=SYSTEM_PROMPT),
+            ChatMessage(role="user", content=render_task(request)),
+        ]
+        return DeveloperRun(messages, compactor, toolbox)
+
+    async def develop(self, request: DeveloperRequest) -> DeveloperResult:
+        """Run the tool loop in ``request.worktree`` until submit, step limit or budget."""
+        run = self._start(request)
+        self.last_run = run
+        try:
+            return await self._loop(run)
+        finally:
+            self.sessions.end(run.toolbox.session.key)
+
+    async def _loop(self, run: DeveloperRun) -> DeveloperResult:
+        budget = self.settings.token_budget
+        while run.steps < self.settings.max_steps:
+            if budget is not None and run.tokens_used >= budget:
+                return self._exhausted(run, f"token budget of {budget} spent")
+            decision = run.compactor.prepare(run.messages)
+            if decision.kind == "reject":
+                return self._exhausted(run, f"context window: {decision.reason}")
+            reply = await self.provider.complete(
+                run.messages, run.toolbox.specs, max_tokens=self.settings.max_output_tokens
+            )
+            run.steps += 1
+            run.tokens_used += reply.usage.total
+            run.messages.append(reply.as_message())
+            if not reply.tool_calls:
+                run.messages.append(ChatMessage(role="user", content=NUDGE))
+                continue
+            for call in reply.tool_calls:
+                result = run.toolbox.run(call)
+                run.messages.append(
+                    run.compactor.admit_tool_output(
+                        call.id, call.name, result.content, summarizable=result.summarizable
+                    )
+                )
+                if result.submitted:
+                    return DeveloperResult(
+                        outcome="submitted",
+                        summary=result.summary,
+                        tokens_used=run.tokens_used,
+                    )
+        return DeveloperResult(
+            outcome="step_limit",
+            summary=f"stopped after {run.steps} model calls without submit",
+            tokens_used=run.tokens_used,
+            reason=FallbackReason.BUDGET_EXHAUSTED.value,
+        )
+
+    def _exhausted(self, run: DeveloperRun, why: str) -> DeveloperResult:
+        return DeveloperResult(
+            outcome="budget_exhausted",
+            summary=f"stopped after {run.steps} model calls: {why}",
+            tokens_used=run.tokens_used,
+            reason=FallbackReason.BUDGET_EXHAUSTED.value,
+        )

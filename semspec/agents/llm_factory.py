@@ -1,0 +1,149 @@
+"""Build developer and reviewer agents for the ``openai``, ``anthropic`` and ``command`` providers.
+
+The lead's ``agents/factory.py`` handles ``scripted`` and calls these for everything else. A
+role's explicit config wins over the model registry's entry, which wins over the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from semspec.agents.command_developer import CommandDeveloper
+from semspec.agents.compaction.policy import ContextBudgetPolicy
+from semspec.agents.evidence import EvidenceSource
+from semspec.agents.llm_developer import DeveloperSettings, LLMDeveloper
+from semspec.agents.llm_reviewer import LLMReviewer
+from semspec.agents.protocol import DeveloperAgent, ReviewerAgent
+from semspec.agents.stabilization.policy import StabilizationPolicy
+from semspec.core.config.models import RoleModel
+from semspec.core.errors import ConfigError, NotFoundError
+from semspec.model.providers.anthropic_chat import AnthropicChatProvider
+from semspec.model.providers.credentials import api_key_from_env, is_loopback_url
+from semspec.model.providers.openai_chat import OpenAIChatProvider
+from semspec.model.providers.types import ChatProvider
+
+DEFAULT_WINDOW = 32_768
+OPENAI_NAMES = frozenset({"openai", "openai-compatible", "ollama", "vllm", "lmstudio", "llamacpp"})
+PROVIDERS = "openai, openai-compatible, anthropic, command (scripted is built by agents.factory)"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A role's effective connection settings after merging config and registry."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    api_key_env: str | None
+    window: int
+
+
+def resolve(role: RoleModel, repo: Path) -> Resolved:
+    """Merge ``role`` with the model registry entry of ``role.model`` when there is one."""
+    base_url, key_env, window, wire = (
+        role.base_url,
+        role.api_key_env,
+        role.context_window,
+        role.model,
+    )
+    try:
+        from semspec.model.registry import load_registry
+
+        spec = load_registry(repo).get(role.model)
+    except (ImportError, NotFoundError):
+        spec = None  # not in the registry: the role's own fields must be enough
+    if spec is not None:
+        wire = spec.wire_name
+        base_url = base_url or spec.endpoint.base_url
+        key_env = key_env or spec.endpoint.api_key_env
+        window = window or spec.context.effective_context
+    if role.provider == "openai" and base_url is None:
+        key_env = key_env or "OPENAI_API_KEY"  # the vendor endpoint always needs a key
+    if role.provider == "anthropic":
+        key_env = key_env or "ANTHROPIC_API_KEY"
+    return Resolved(role.provider, wire, base_url, key_env, window or DEFAULT_WINDOW)
+
+
+def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatProvider, Resolved]:
+    """The chat provider of ``role`` (``field`` names the config section in errors)."""
+    settings = resolve(role, repo)
+    # An OpenAI-compatible server on this machine (Ollama, vLLM, llama.cpp) takes no key, even
+    # when the registry entry of the model it serves names one for the vendor's endpoint. A
+    # variable the role itself names is the user saying the server wants a key: it must be set.
+    local = (
+        role.provider in OPENAI_NAMES
+        and is_loopback_url(settings.base_url)
+        and not role.api_key_env
+    )
+    key = api_key_from_env(
+        settings.api_key_env,
+        field=f"{field}.api_key_env",
+        required=role.provider == "anthropic",
+        optional=local,
+    )
+    if role.provider in OPENAI_NAMES:
+        provider: ChatProvider = OpenAIChatProvider(
+            model=settings.model,
+            base_url=settings.base_url,
+            api_key=key,
+            timeout_s=role.timeout_s,
+            temperature=role.temperature,
+            name=role.provider,
+        )
+    elif role.provider == "anthropic":
+        provider = AnthropicChatProvider(
+            model=settings.model,
+            api_key=key or "",
+            base_url=settings.base_url,
+            timeout_s=role.timeout_s,
+            temperature=role.temperature,
+            max_output_tokens=role.max_output_tokens,
+        )
+    else:
+        raise ConfigError(
+            f"unknown provider {role.provider!r}", field=f"{field}.provider", expected=PROVIDERS
+        )
+    return provider, settings
+
+
+def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:
+    """The developer agent for ``role``: an LLM tool loop, or an external CLI for ``command``."""
+    if role.provider == "command":
+        if not role.command:
+            raise ConfigError(
+                "the command provider needs a command",
+                field="models.developer.command",
+                expected="e.g. 'claude -p' or 'aider --yes --message {prompt}'",
+            )
+        return CommandDeveloper(role.command, timeout_s=role.timeout_s)
+    provider, settings = chat_provider_for(role, repo, field="models.developer")
+    return LLMDeveloper(
+        provider,
+        ContextBudgetPolicy.for_window(settings.window, role.max_output_tokens),
+        DeveloperSettings(
+            max_steps=role.max_steps,
+            token_budget=role.token_budget,
+            max_output_tokens=role.max_output_tokens,
+            stabilization=StabilizationPolicy(gate_mode=role.read_gate),
+        ),
+    )
+
+
+def reviewer_for(
+    role: RoleModel, repo: Path, evidence: EvidenceSource | None = None
+) -> ReviewerAgent:
+    """The reviewer agent for ``role``; ``evidence`` serves its one ``need_more_info`` step."""
+    if role.provider == "command":
+        raise ConfigError(
+            "the command provider can only play the developer",
+            field="models.reviewer.provider",
+            expected="openai, openai-compatible or anthropic",
+        )
+    provider, _settings = chat_provider_for(role, repo, field="models.reviewer")
+    return LLMReviewer(
+        provider,
+        evidence,
+        name=f"{role.provider}:{role.model}",
+        max_output_tokens=role.max_output_tokens,
+    )

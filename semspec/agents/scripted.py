@@ -1,0 +1,181 @@
+"""The ``scripted`` provider: replays a YAML script, for the demo and for tests.
+
+A script gives, per iteration, the developer's file edits and the reviewer's verdict::
+
+    iterations:
+      - developer:
+          summary: add subtraction
+          write: {calc.py: "def sub(a, b):\\n    return a - b\\n"}
+          delete: [old.py]
+        reviewer:
+          verdict: request_changes
+          findings: [{message: "criterion 2 is not met", criterion: "sub handles floats"}]
+        reviewer_followup:        # used only for a second call after need_more_info
+          verdict: approve
+
+Iterations past the end repeat the last entry, so "the developer keeps doing the same thing"
+is one entry.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from semspec.agents.protocol import (
+    DeveloperRequest,
+    DeveloperResult,
+    Finding,
+    NotedPattern,
+    ReviewRequest,
+    ReviewVerdict,
+)
+from semspec.core.errors import ScriptError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScriptedDeveloperStep(_Strict):
+    summary: str = ""
+    outcome: Literal["submitted", "step_limit", "budget_exhausted", "failed"] = "submitted"
+    reason: str | None = None
+    write: dict[str, str] = Field(default_factory=dict)
+    delete: list[str] = Field(default_factory=list)
+    tokens: int = Field(default=0, ge=0)
+
+
+class ScriptedFinding(_Strict):
+    message: str
+    severity: Literal["error", "warning", "info"] = "error"
+    file: str | None = None
+    line: int | None = None
+    sop_id: str | None = None
+    criterion: str | None = None
+
+
+class ScriptedPattern(_Strict):
+    name: str
+    description: str
+    applies_to: str = "*"
+
+
+class ScriptedReview(_Strict):
+    verdict: Literal["approve", "request_changes", "reject", "need_more_info"]
+    summary: str = ""
+    findings: list[ScriptedFinding] = Field(default_factory=list)
+    noted_patterns: list[ScriptedPattern] = Field(default_factory=list)
+    needed_evidence: list[str] = Field(default_factory=list)
+    reason: str | None = None
+    tokens: int = Field(default=0, ge=0)
+
+
+class ScriptedIteration(_Strict):
+    developer: ScriptedDeveloperStep = Field(default_factory=ScriptedDeveloperStep)
+    reviewer: ScriptedReview | None = None
+    reviewer_followup: ScriptedReview | None = None
+
+
+class Script(_Strict):
+    iterations: list[ScriptedIteration] = Field(min_length=1)
+    reviewer_name: str = "scripted-reviewer"
+
+
+def load_script(path: Path) -> Script:
+    """Parse and validate a script, naming the file and field of any problem."""
+    shown = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScriptError("file not found", path=shown, hint="check the script path") from None
+    except yaml.YAMLError as exc:
+        raise ScriptError(f"not valid YAML: {exc}", path=shown) from None
+    if not isinstance(raw, dict):
+        raise ScriptError("top level must be a mapping with `iterations:`", path=shown)
+    try:
+        return Script.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ScriptError(
+            first["msg"], path=shown, field=field, hint="see agents/scripted.py for the format"
+        ) from None
+
+
+def _entry(script: Script, iteration: int) -> ScriptedIteration:
+    index = min(max(iteration, 1), len(script.iterations)) - 1
+    return script.iterations[index]
+
+
+def _inside(root: Path, rel: str) -> Path:
+    """``root/rel`` after resolving symlinks, refused if it leaves ``root`` or touches .git."""
+    target = (root / rel).resolve()
+    base = root.resolve()
+    if target != base and base not in target.parents:
+        raise ScriptError(f"path {rel!r} leaves the worktree", path=str(root), field="write")
+    if ".git" in target.relative_to(base).parts:
+        raise ScriptError(f"path {rel!r} is inside .git", path=str(root), field="write")
+    return target
+
+
+@dataclass
+class ScriptedDeveloper:
+    """Applies the script's edits for the request's iteration to the worktree."""
+
+    script: Script
+
+    async def develop(self, request: DeveloperRequest) -> DeveloperResult:
+        step = _entry(self.script, request.iteration).developer
+        root = Path(request.worktree)
+        for rel, text in sorted(step.write.items()):
+            target = _inside(root, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.semspec-tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, target)
+        for rel in sorted(step.delete):
+            _inside(root, rel).unlink(missing_ok=True)
+        return DeveloperResult(
+            outcome=step.outcome, summary=step.summary, tokens_used=step.tokens, reason=step.reason
+        )
+
+
+@dataclass
+class ScriptedReviewer:
+    """Returns the script's verdict for the request's iteration."""
+
+    script: Script
+    followup: bool = False
+
+    async def review(self, request: ReviewRequest) -> ReviewVerdict:
+        entry = _entry(self.script, request.iteration)
+        review = entry.reviewer_followup if self.followup and entry.reviewer_followup else None
+        review = review or entry.reviewer or _last_review(self.script, request.iteration)
+        return ReviewVerdict(
+            verdict=review.verdict,
+            summary=review.summary,
+            findings=[Finding(**f.model_dump()) for f in review.findings],
+            noted_patterns=[NotedPattern(**p.model_dump()) for p in review.noted_patterns],
+            needed_evidence=list(review.needed_evidence),
+            reviewer=self.script.reviewer_name,
+            tokens_used=review.tokens,
+            reason=review.reason,
+        )
+
+
+def _last_review(script: Script, iteration: int) -> ScriptedReview:
+    upto = script.iterations[: min(max(iteration, 1), len(script.iterations))]
+    for entry in reversed(upto):
+        if entry.reviewer is not None:
+            return entry.reviewer
+    raise ScriptError(
+        f"no reviewer verdict scripted up to iteration {iteration}",
+        path="<script>",
+        field=f"iterations[{iteration - 1}].reviewer",
+    )

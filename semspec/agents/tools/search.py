@@ -1,0 +1,60 @@
+"""Plain text search over a worktree: case-insensitive literal or regular expression."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from semspec.agents.stabilization.layer import SearchHit
+from semspec.agents.workspace import ToolError, Workspace
+
+MAX_FILE_BYTES = 1_000_000
+PREVIEW_CHARS = 200
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head
+
+
+def search_files(
+    workspace: Workspace,
+    query: str,
+    *,
+    under: str | None = None,
+    regex: bool = False,
+    excluded_dirs: tuple[str, ...] = (),
+    max_hits: int = 50,
+) -> list[SearchHit]:
+    """Lines matching ``query`` in text files under ``under`` (default: the whole worktree)."""
+    if not query.strip():
+        raise ToolError("query is empty; give a symbol, word or phrase to look for")
+    try:
+        pattern = re.compile(query if regex else re.escape(query), re.IGNORECASE)
+    except re.error as exc:
+        raise ToolError(f"query is not a valid regular expression: {exc}") from exc
+    base = workspace.resolve(under) if under else workspace.root
+    skip = {".git", *excluded_dirs}
+    hits: list[SearchHit] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        # Sorted walk so the same tree always gives the same hits (stable candidate ids).
+        dirnames[:] = sorted(d for d in dirnames if d not in skip)
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.is_symlink() or not workspace.contains(Path(os.path.realpath(path))):
+                continue
+            try:
+                if path.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if _is_binary(data[:8192]):
+                continue
+            rel = workspace.relative(path)
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if pattern.search(line):
+                    hits.append(SearchHit(rel, number, line.strip()[:PREVIEW_CHARS]))
+                    if len(hits) >= max_hits:
+                        return hits
+    return hits

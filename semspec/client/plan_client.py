@@ -1,0 +1,93 @@
+"""Talk to plan workflows: submit a plan and read its status with each running task's phase."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from semspec.client.task_client import task_status
+from semspec.core.errors import InputError, NotFoundError, SemspecError
+from semspec.workflow.plan.shared import (
+    QUERY_STATUS,
+    RUNNING,
+    PlanInput,
+    PlanResult,
+    PlanStatus,
+    plan_workflow_id,
+)
+from semspec.workflow.plan.workflows import PlanWorkflow
+
+QUERY_TIMEOUT_S = 10.0
+
+
+async def submit_plan(client: Client, task_queue: str, inp: PlanInput) -> WorkflowHandle[Any, Any]:
+    """Start the plan's workflow; a plan id that is running or already ran is an input error.
+
+    A plan runs once: starting it again would run its tasks (and their commits) a second time.
+    """
+    try:
+        return await client.start_workflow(
+            PlanWorkflow.run,
+            inp,
+            id=plan_workflow_id(inp.plan_id),
+            task_queue=task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        )
+    except WorkflowAlreadyStartedError:
+        pass
+    status = await plan_status(client, inp.plan_id)
+    how = "is already running" if status.state == RUNNING else "already ran"
+    ended = f" ({status.outcome})" if status.outcome and status.state != RUNNING else ""
+    raise InputError(
+        f"plan {inp.plan_id!r} {how}{ended}",
+        hint=f"see it with `semspec plan status {inp.plan_id}`; to run the plan again, give it "
+        "a new `id:` (and its tasks new ids)",
+    )
+
+
+async def plan_status(client: Client, plan_id: str) -> PlanStatus:
+    """The plan's status (by query while running, from the result once done).
+
+    Running tasks get their own phase filled in, so an escalated task shows as such.
+    """
+    handle = client.get_workflow_handle(plan_workflow_id(plan_id), result_type=PlanResult)
+    try:
+        desc = await handle.describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise NotFoundError(
+                "plan", plan_id, hint="submit one with `semspec plan submit`"
+            ) from None
+        raise
+    state = desc.status or WorkflowExecutionStatus.RUNNING
+    if state == WorkflowExecutionStatus.COMPLETED:
+        result: PlanResult = await handle.result()
+        return result.status
+    if state != WorkflowExecutionStatus.RUNNING:
+        return PlanStatus(plan_id, "", state=state.name.lower(), outcome=state.name.lower())
+    try:
+        status: PlanStatus = await asyncio.wait_for(
+            handle.query(QUERY_STATUS, result_type=PlanStatus), QUERY_TIMEOUT_S
+        )
+    except TimeoutError:
+        raise SemspecError(
+            f"plan {plan_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
+            hint="is a worker running? start one with `semspec up` or `semspec worker`",
+        ) from None
+    for row in status.tasks:
+        if row.state == RUNNING:
+            try:
+                row.phase = (await task_status(client, row.task_id)).phase
+            except Exception:  # the phase is a courtesy: a task may close or not exist yet
+                row.phase = "unknown"
+    return status
+
+
+def escalated_tasks(status: PlanStatus) -> list[str]:
+    """Ids of the plan's tasks that wait for a human."""
+    return [row.task_id for row in status.tasks if row.phase == "escalated"]

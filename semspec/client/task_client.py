@@ -1,0 +1,308 @@
+"""Talk to task workflows: submit, status, list, cancel, resolve escalations."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.service import RPCError, RPCStatusCode
+
+from semspec.core.errors import InputError, NotFoundError, SemspecError
+from semspec.workflow.task.shared import (
+    QUERY_STATUS,
+    UPDATE_RESOLVE,
+    Resolution,
+    ResolutionAck,
+    TaskInput,
+    TaskResult,
+    TaskStatus,
+    workflow_id_for,
+)
+from semspec.workflow.task.workflows import TaskWorkflow
+
+QUERY_TIMEOUT_S = 10.0
+CLOSED_QUERY_TIMEOUT_S = 5.0
+"""A closed workflow answers a query by replay on a worker; without one it never answers."""
+
+TASK_STATES: tuple[str, ...] = (
+    "running",
+    "escalated",
+    "completed",
+    "failed",
+    "cancelled",
+    "terminated",
+    "timed_out",
+)
+"""What ``task list`` shows in its state column (``--state`` also takes an outcome)."""
+TASK_OUTCOMES: tuple[str, ...] = ("approved", "aborted", "refused")
+"""Outcomes of a completed workflow; all but ``approved`` list as ``failed``."""
+_TEMPORAL_SPELLING = {"canceled": "cancelled"}
+
+
+@dataclass
+class TaskSummary:
+    """One row of ``semspec task list``."""
+
+    task_id: str
+    state: str
+    title: str
+    phase: str
+    iteration: int
+    started: str
+
+
+async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHandle[Any, Any]:
+    """Start the task's workflow; a task id that is running or already ran is an input error.
+
+    A task runs once: a second run under the same id would work on the same branch and hide
+    the first run's history behind the new one.
+    """
+    from temporalio.common import WorkflowIDReusePolicy
+    from temporalio.exceptions import WorkflowAlreadyStartedError
+
+    task_id = inp.spec.task_id
+    try:
+        return await client.start_workflow(
+            TaskWorkflow.run,
+            inp,
+            id=workflow_id_for(task_id),
+            task_queue=task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        )
+    except WorkflowAlreadyStartedError:
+        pass
+    state = await describe_state(client, task_id)
+    how = "is already running" if state == "running" else f"already ran ({state})"
+    raise InputError(
+        f"task {task_id!r} {how}",
+        hint=f"see it with `semspec task status {task_id}`; to run it again, give it a new --id",
+    )
+
+
+def _handle(client: Client, task_id: str) -> WorkflowHandle[Any, Any]:
+    return client.get_workflow_handle(workflow_id_for(task_id))
+
+
+def state_name(status: WorkflowExecutionStatus | None) -> str:
+    """Temporal's execution status in lower case, ``cancelled`` spelled as in our outcomes."""
+    name = (status or WorkflowExecutionStatus.RUNNING).name.lower()
+    return _TEMPORAL_SPELLING.get(name, name)
+
+
+async def describe_state(client: Client, task_id: str) -> str:
+    """The workflow's execution state (running, completed, failed, cancelled, ...)."""
+    try:
+        desc = await _handle(client, task_id).describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise NotFoundError(
+                "task", task_id, hint="list tasks with `semspec task list`"
+            ) from None
+        raise
+    return state_name(desc.status)
+
+
+async def task_exists(client: Client, task_id: str) -> bool:
+    """Whether a task workflow with this id was ever started."""
+    try:
+        await describe_state(client, task_id)
+    except NotFoundError:
+        return False
+    return True
+
+
+async def task_status(client: Client, task_id: str) -> TaskStatus:
+    """Current status: by query while running, from the result once completed.
+
+    A cancelled, terminated or failed workflow has no result; a worker still answers the
+    status query by replaying its history, so its log and last gates stay visible.
+    """
+    state = await describe_state(client, task_id)
+    handle = _handle(client, task_id)
+    if state == "completed":
+        typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
+        result: TaskResult = await typed.result()
+        return result.status
+    if state == "running":
+        try:
+            return await _query(handle, QUERY_TIMEOUT_S)
+        except TimeoutError:
+            raise SemspecError(
+                f"task {task_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
+                hint="is a worker running? start one with `semspec up` or `semspec worker`",
+            ) from None
+        except RPCError as err:
+            # e.g. a workflow task that keeps failing on the worker: the query cannot run.
+            # (A query that fails while the task starts is WorkflowQueryFailedError: callers
+            # that poll wait that out.)
+            raise SemspecError(
+                f"task {task_id} cannot report its status: {err}",
+                hint="the worker's log (.semspec/run/logs/worker.log) says why its workflow "
+                "task fails",
+            ) from None
+    return await _closed_status(handle, task_id, state)
+
+
+async def _query(handle: WorkflowHandle[Any, Any], timeout_s: float) -> TaskStatus:
+    status: TaskStatus = await asyncio.wait_for(
+        handle.query(QUERY_STATUS, result_type=TaskStatus), timeout_s
+    )
+    return status
+
+
+async def _closed_status(handle: WorkflowHandle[Any, Any], task_id: str, state: str) -> TaskStatus:
+    """The last status of a workflow that closed without a result (cancelled, terminated...)."""
+    try:
+        status = await _query(handle, CLOSED_QUERY_TIMEOUT_S)
+    except Exception:  # no worker to replay it, or its code changed: say what Temporal knows
+        status = TaskStatus(task_id, "", "done", 0, 0, 0)
+    status.phase, status.pending_escalation = "done", None
+    status.outcome = status.outcome or state
+    if not status.reason:
+        try:
+            await handle.result()
+        except WorkflowFailureError as err:
+            status.reason = str(err.cause) if err.cause else str(err)
+        except Exception as err:
+            status.reason = str(err)
+    return status
+
+
+def check_state(state: str | None) -> str | None:
+    """``--state`` normalised (``canceled`` is ``cancelled``); anything unknown is an error."""
+    if state is None:
+        return None
+    value = _TEMPORAL_SPELLING.get(state.strip().lower(), state.strip().lower())
+    if value not in TASK_STATES + TASK_OUTCOMES:
+        raise InputError(
+            f"--state {state!r} is not a task state",
+            hint=f"use one of: {', '.join(TASK_STATES + TASK_OUTCOMES)}",
+        )
+    return value
+
+
+def _list_row(wf_state: str, status: TaskStatus | None) -> tuple[str, str]:
+    """State and phase columns: escalated tasks as such, completed ones by their outcome."""
+    if status is None:
+        return wf_state, "unknown" if wf_state in ("running", "completed") else wf_state
+    phase = status.phase
+    if wf_state == "running":
+        return ("escalated" if phase == "escalated" else "running"), phase
+    outcome = status.outcome or wf_state
+    if wf_state == "completed":
+        return ("completed" if outcome == "approved" else "failed"), outcome
+    return wf_state, outcome
+
+
+async def list_tasks(
+    client: Client, state: str | None = None, limit: int = 200
+) -> list[TaskSummary]:
+    """One row per task, newest first; escalated and failed tasks show as such.
+
+    A task that checkpointed ran as several workflow runs (continue-as-new); only its latest
+    run is listed.
+    """
+    wanted = check_state(state)
+    rows: list[TaskSummary] = []
+    seen: set[str] = set()
+    query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+    if wanted in ("running", "escalated"):
+        # Only open workflows can be either: closed ones need not be asked (a replay each).
+        query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus = 'Running'"
+    async for wf in client.list_workflows(query, limit=limit):
+        if wf.id in seen:
+            continue
+        seen.add(wf.id)
+        task_id = wf.id.removeprefix("task-")
+        wf_state = state_name(wf.status)
+        status: TaskStatus | None = None
+        try:
+            status = await asyncio.wait_for(task_status(client, task_id), QUERY_TIMEOUT_S)
+        except (SemspecError, TimeoutError, WorkflowQueryFailedError):
+            status = None
+        shown, phase = _list_row(wf_state, status)
+        if wanted and wanted not in (shown, phase):
+            continue
+        started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
+        title, iteration = (status.title, status.iteration) if status else ("", 0)
+        rows.append(TaskSummary(task_id, shown, title, phase, iteration, started))
+    return rows
+
+
+async def find_task(client: Client, ident: str) -> tuple[str, str | None]:
+    """The task an id names, and the escalation id when ``ident`` is one (``<task>-<n>``).
+
+    A task id wins over an escalation id, so a task named ``fix-bug-2`` is never read as
+    escalation 2 of ``fix-bug``.
+    """
+    if await task_exists(client, ident):
+        return ident, None
+    head, _, tail = ident.rpartition("-")
+    if head and tail.isdigit() and await task_exists(client, head):
+        return head, ident
+    raise NotFoundError(
+        "task or escalation",
+        ident,
+        hint="list them with `semspec escalations list` or `semspec task list`",
+    )
+
+
+def check_pending(status: TaskStatus, escalation_id: str | None) -> None:
+    """An InputError unless the task waits on an escalation (the one named, when named)."""
+    esc = status.pending_escalation
+    state = status.outcome or status.phase
+    if esc is None:
+        raise InputError(
+            f"task {status.task_id} is not escalated (state: {state})",
+            hint=f"see `semspec task status {status.task_id}`",
+        )
+    if escalation_id is not None and esc.escalation_id != escalation_id:
+        raise InputError(
+            f"escalation {escalation_id} is not pending; task {status.task_id} waits on "
+            f"{esc.escalation_id}",
+            hint=f"see it with `semspec escalations show {esc.escalation_id}`",
+        )
+
+
+async def cancel(client: Client, task_id: str) -> None:
+    """Request cancellation; the workflow records it and stops at once."""
+    state = await describe_state(client, task_id)
+    if state != "running":
+        raise InputError(f"task {task_id} is not running (it is {state})")
+    await _handle(client, task_id).cancel()
+
+
+async def resolve(
+    client: Client, task_id: str, resolution: Resolution, escalation_id: str | None = None
+) -> ResolutionAck:
+    """Answer a pending escalation (only ``escalation_id`` when given); the workflow validates."""
+    state = await describe_state(client, task_id)
+    if state != "running":
+        raise InputError(f"task {task_id} is not escalated (it is {state})")
+    if escalation_id is not None:
+        check_pending(await task_status(client, task_id), escalation_id)
+    try:
+        ack: ResolutionAck = await _handle(client, task_id).execute_update(
+            UPDATE_RESOLVE, resolution, result_type=ResolutionAck
+        )
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        message = getattr(cause, "message", None) or str(cause or err)
+        raise InputError(message, hint=f"see `semspec task status {task_id}`") from None
+    return ack
+
+
+async def wait_result(client: Client, task_id: str) -> TaskResult:
+    """Block until the task's workflow closes."""
+    typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
+    result: TaskResult = await typed.result()
+    return result

@@ -1,0 +1,166 @@
+"""Text renderings of task status and logs for people."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Console
+
+from semspec.core.reasons import FallbackReason
+from semspec.workflow.gates.types import GateResult
+from semspec.workflow.task.shared import LogEntry, ReviewStep, TaskStatus
+
+GATE_TAIL_LINES = 20
+GATE_TAIL_CHARS = 2_000
+"""How much of a failed gate's output a person sees inline; the full log is on disk."""
+
+
+def verdict_name(review: ReviewStep) -> str:
+    """The verdict as people should read it: a reviewer that gave up shows as ``abstain``."""
+    if review.reason == FallbackReason.ABSTAIN.value:
+        return "abstain"
+    return review.verdict
+
+
+def gate_tail(output: str, lines: int = GATE_TAIL_LINES, chars: int = GATE_TAIL_CHARS) -> str:
+    """The last ``lines`` lines of ``output``, at most ``chars`` characters of them.
+
+    Compilers and test runners print their summary last, so the end is what to show.
+    """
+    kept = output.rstrip("\n").splitlines()[-lines:]
+    text = "\n".join(kept)
+    return text[-chars:] if len(text) > chars else text
+
+
+def render_failed_gates(console: Console, gates: Iterable[GateResult]) -> None:
+    """For each failed gate: how it ended, the tail of its output, and the full log's path."""
+    for gate in gates:
+        if gate.passed:
+            continue
+        console.print(f"  {gate.headline()}", markup=False)
+        tail = gate_tail(gate.output)
+        if tail:
+            console.print("    last lines of its output:", markup=False)
+            for line in tail.splitlines():
+                console.print(f"    | {line}", markup=False, soft_wrap=True)
+        if gate.log_path:
+            console.print(f"    full log: {gate.log_path}", markup=False, soft_wrap=True)
+
+
+def render_models(console: Console, status: TaskStatus) -> None:
+    """The models that played each role, then the registry's suggestion, labelled as one."""
+    if status.models:
+        ran = ", ".join(f"{role} {name}" for role, name in sorted(status.models.items()))
+        console.print(f"  models: {ran}", markup=False, soft_wrap=True)
+    if status.assignment:
+        # Each line is "role: model (why ...)"; the why is in --json and `semspec models assign`.
+        picks = "; ".join(line.partition(" (")[0] for line in status.assignment)
+        console.print(
+            f"  registry suggestion (information only, not what ran): {picks}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def render_status(console: Console, status: TaskStatus) -> None:
+    """Phase, counters, last gates and verdict, and a pending escalation with its commands."""
+    out = console.print
+    out(f"task {status.task_id}: {status.title}", markup=False)
+    state = status.outcome or status.phase
+    out(
+        f"  state: {state}   iteration: {status.iteration}   "
+        f"retries: {status.retries}/{status.max_retries}",
+        markup=False,
+    )
+    if status.branch:
+        out(f"  branch: {status.branch}", markup=False)
+    if status.commit_id:
+        out(f"  commit: {status.commit_id}", markup=False)
+    if status.reason:
+        out(f"  reason: {status.reason}", markup=False)
+    render_models(console, status)
+    for gate in status.last_gates:
+        mark = "pass" if gate.passed else ("FAIL" if gate.required else "warn")
+        out(f"  gate {gate.name}: {mark} ({gate.duration_ms:.0f} ms)", markup=False)
+    render_failed_gates(console, status.last_gates)
+    if status.last_verdict is not None:
+        v = status.last_verdict
+        out(f"  last verdict: {verdict_name(v)} by {v.reviewer} {v.summary}".rstrip(), markup=False)
+    if status.flags:
+        out(f"  flags: {'; '.join(status.flags)}", markup=False)
+    if status.fingerprints:
+        out(f"  fingerprints: {', '.join(f[:12] for f in status.fingerprints)}", markup=False)
+    if status.events_dropped:
+        out(f"  monitor events dropped (NATS unavailable): {status.events_dropped}", markup=False)
+    if status.context is not None:
+        c = status.context
+        rate = f", {c.tokens_per_iteration:,.0f}/iteration" if c.tokens_per_iteration else ""
+        left = f", ~{c.iterations_remaining} iterations left" if c.iterations_remaining else ""
+        out(
+            f"  context: {c.tokens_used:,}/{c.window:,} tokens ({c.utilization:.0%}, "
+            f"{c.pressure}{rate}{left})",
+            markup=False,
+        )
+    for ref in status.checkpoints:
+        out(f"  checkpoint: {ref}", markup=False)
+    for sub in status.subtasks:
+        out(f"  subtask {sub}", markup=False)
+    esc = status.pending_escalation
+    if esc is not None:
+        out(f"  ESCALATED ({esc.reason}): {esc.message}", markup=False)
+        _resolve_commands(console, status.task_id)
+
+
+def _resolve_commands(console: Console, task_id: str) -> None:
+    console.print(
+        f'    semspec escalations resolve {task_id} --action retry --guidance "..."', markup=False
+    )
+    console.print(f"    semspec escalations resolve {task_id} --action approve|abort", markup=False)
+    console.print(
+        f"    semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
+        markup=False,
+    )
+
+
+def render_final(console: Console, status: TaskStatus) -> None:
+    """How a followed task ended, in one line, plus what a person needs to act on it.
+
+    The log printed while following holds the steps; this adds the outcome once, the failed
+    gates' output and, for an escalation, the commands that answer it.
+    """
+    out = console.print
+    esc = status.pending_escalation
+    if esc is not None:
+        out(f"task {status.task_id}: escalated ({esc.reason}): {esc.message}", markup=False)
+        render_failed_gates(console, status.last_gates)
+        _resolve_commands(console, status.task_id)
+        return
+    outcome = status.outcome or status.phase
+    if status.commit_id:
+        out(
+            f"task {status.task_id}: {outcome}, commit {status.commit_id} on {status.branch}",
+            markup=False,
+        )
+        return
+    out(f"task {status.task_id}: {outcome} {status.reason or ''}".rstrip(), markup=False)
+    render_failed_gates(console, status.last_gates)
+
+
+def render_entry(console: Console, entry: LogEntry) -> None:
+    """One log line: iteration, kind, message."""
+    console.print(f"  [{entry.iteration}] {entry.kind:<11} {entry.message}", markup=False)
+
+
+def render_log(console: Console, status: TaskStatus) -> None:
+    """The task's history, iteration by iteration, then the failed gates of the last one."""
+    console.print(f"task {status.task_id}: {status.title}", markup=False)
+    current = -1
+    for entry in status.log:
+        if entry.iteration != current:
+            current = entry.iteration
+            console.print(f"iteration {current}" if current else "setup", markup=False)
+        render_entry(console, entry)
+    render_failed_gates(console, status.last_gates)
+    # A finished task's last entry already says how it ended.
+    if not status.log or status.log[-1].kind != "finished":
+        console.print(f"state: {status.outcome or status.phase}", markup=False)

@@ -1,0 +1,226 @@
+"""Turn CLI arguments or a task YAML file into a validated ``TaskInput``.
+
+Everything that can be checked before the workflow starts is checked here, so bad input fails
+at submit with the field named, not minutes later inside a worker.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import yaml
+
+from semspec.agents.scripted import load_script
+from semspec.client.task_paths import task_path
+from semspec.core.config.models import RoleModel, SemspecConfig
+from semspec.core.config.roles import did_you_mean
+from semspec.core.errors import TaskSpecError
+from semspec.core.run_folder import run_dir_of
+from semspec.model.role_check import check_task_role
+from semspec.workflow.gates.presets import resolve_gates
+from semspec.workflow.task.shared import LoopLimits, RoleSpec, TaskInput, TaskSpec
+
+_ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_TASK_KEYS = {
+    "id",
+    "title",
+    "description",
+    "criteria",
+    "files",
+    "plan_id",
+    "base_branch",
+    "script",
+    "developer",
+    "reviewer",
+}
+_ROLE_KEYS = {"provider", "model", "script"}
+
+
+@dataclass
+class TaskDraft:
+    """A task as the user wrote it, before validation."""
+
+    title: str
+    files: list[str] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)
+    description: str = ""
+    task_id: str | None = None
+    plan_id: str | None = None
+    base_branch: str | None = None
+    script: str | None = None
+    developer: dict[str, Any] = field(default_factory=dict)
+    reviewer: dict[str, Any] = field(default_factory=dict)
+
+
+def new_task_id(title: str) -> str:
+    """A readable, unique id: a slug of the title plus six random hex digits."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:32].strip("-") or "task"
+    return f"{slug}-{secrets.token_hex(3)}"
+
+
+def draft_from_yaml(path: Path) -> TaskDraft:
+    """Read a task file; unknown keys and wrong types are errors naming the key."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskSpecError(f"task file {path} not found", field="-f") from None
+    except yaml.YAMLError as exc:
+        raise TaskSpecError(f"{path} is not valid YAML: {exc}", field="-f") from None
+    if not isinstance(raw, dict):
+        raise TaskSpecError(f"{path} must hold a mapping with at least `title:`", field="-f")
+    reject_unknown_keys(path, raw, _TASK_KEYS, "")
+
+    def strings(key: str) -> list[str]:
+        value = raw.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TaskSpecError(f"{path}: must be a list of strings", field=key)
+        return list(value)
+
+    def mapping(key: str) -> dict[str, Any]:
+        value = raw.get(key) or {}
+        if not isinstance(value, dict):
+            raise TaskSpecError(f"{path}: must be a mapping", field=key)
+        reject_unknown_keys(path, value, _ROLE_KEYS, f"{key}.")
+        if value.get("script") and not Path(str(value["script"])).is_absolute():
+            value = {**value, "script": str((path.parent / str(value["script"])).resolve())}
+        return dict(value)
+
+    def name(key: str) -> str | None:
+        # YAML reads `id: 42` as a number; an id is a name, so a plain number is taken as text.
+        value = raw.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        raise TaskSpecError(f"{path}: must be a string", field=key)
+
+    title = raw.get("title")
+    if not isinstance(title, str):
+        raise TaskSpecError(f"{path}: a string title is required", field="title")
+    base = path.parent
+    script = raw.get("script")
+    if script is not None and not Path(str(script)).is_absolute():
+        script = str((base / str(script)).resolve())
+    return TaskDraft(
+        title=title,
+        files=strings("files"),
+        criteria=strings("criteria"),
+        description=str(raw.get("description") or ""),
+        task_id=name("id"),
+        plan_id=name("plan_id"),
+        base_branch=name("base_branch"),
+        script=script,
+        developer=mapping("developer"),
+        reviewer=mapping("reviewer"),
+    )
+
+
+def reject_unknown_keys(path: Path, raw: dict[Any, Any], known: set[str], prefix: str) -> None:
+    """Raise ``TaskSpecError`` at the first unknown key, with a did-you-mean when one is close.
+
+    ``prefix`` is the dotted path of the mapping (``""`` at the top of the file)."""
+    unknown = sorted(str(k) for k in set(raw) - known)
+    if unknown:
+        near = did_you_mean(unknown[0], known)
+        lead = f"did you mean {prefix}{near}? " if near else ""
+        raise TaskSpecError(
+            f"{path}: unknown key(s) {', '.join(unknown)}",
+            field=prefix + unknown[0],
+            hint=f"{lead}known keys: {', '.join(sorted(known))}",
+        )
+
+
+def _role(
+    configured: RoleModel, override: dict[str, Any], script: str | None, name: str
+) -> RoleSpec:
+    provider = str(override.get("provider") or configured.provider)
+    model = str(override.get("model") or configured.model)
+    chosen = override.get("script") or script or configured.script
+    return RoleSpec(provider=provider, model=model, script=str(chosen) if chosen else None)
+
+
+def _check_script(role: RoleSpec, repo: Path, name: str) -> RoleSpec:
+    if role.provider != "scripted":
+        return role
+    if not role.script:
+        raise TaskSpecError(
+            f"the scripted {name} needs a script",
+            field="script",
+            hint="pass --script FILE, or set models.<role>.script in .semspec/config.yaml",
+        )
+    path = Path(role.script)
+    path = path if path.is_absolute() else (repo / path)
+    load_script(path)  # raises ScriptError naming the file and field
+    return RoleSpec(role.provider, role.model, str(path.resolve()))
+
+
+def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> TaskInput:
+    """Validate a draft against the repository and config; return the workflow input."""
+    if not draft.title.strip():
+        raise TaskSpecError("must not be empty", field="title", hint="give the task a short title")
+    task_id = draft.task_id or new_task_id(draft.title)
+    if not _ID_OK.match(task_id):
+        raise TaskSpecError(
+            f"{task_id!r} is not a valid task id",
+            field="id",
+            hint="use letters, digits, '.', '_' or '-' (at most 64 characters)",
+        )
+    try:
+        git = pygit2.Repository(str(repo))
+    except pygit2.GitError:
+        raise TaskSpecError(
+            f"{repo} is not a git repository", field="--repo", hint="pass --repo PATH"
+        ) from None
+    base = draft.base_branch or config.project.base_branch
+    if git.lookup_branch(base) is None:
+        raise TaskSpecError(
+            f"branch {base!r} does not exist in {repo}",
+            field="base_branch",
+            hint="set project.base_branch in .semspec/config.yaml or base_branch in the task",
+        )
+    # Existing files and files the task will create alike (see task_paths).
+    files = [task_path(rel, repo, run_dir_of(config, repo)) for rel in draft.files]
+    # The same provider/model check as `config validate` and the worker: fail here, not there.
+    check_task_role(config.models.developer, draft.developer, repo, name="developer")
+    check_task_role(config.models.reviewer, draft.reviewer, repo, name="reviewer")
+    developer = _check_script(
+        _role(config.models.developer, draft.developer, draft.script, "developer"),
+        repo,
+        "developer",
+    )
+    reviewer = _check_script(
+        _role(config.models.reviewer, draft.reviewer, draft.script, "reviewer"), repo, "reviewer"
+    )
+    spec = TaskSpec(
+        task_id=task_id,
+        title=draft.title.strip(),
+        repo_path=str(repo.resolve()),
+        description=draft.description,
+        criteria=[c for c in draft.criteria if c.strip()],
+        task_files=sorted(set(files)),
+        plan_id=draft.plan_id,
+        base_branch=base,
+        developer=developer,
+        reviewer=reviewer,
+        project=config.project.name,
+    )
+    loop = config.loop
+    limits = LoopLimits(
+        max_retries=loop.max_retries,
+        max_iterations=loop.max_iterations,
+        developer_timeout_s=loop.developer_timeout_s,
+        reviewer_timeout_s=loop.reviewer_timeout_s,
+        activity_attempts=loop.activity_attempts,
+        max_output_bytes=config.gates.max_output_bytes,
+    )
+    return TaskInput(
+        spec=spec,
+        gates=resolve_gates(config.gates),
+        limits=limits,
+        run_dir=str(run_dir_of(config, repo).resolve()),
+    )

@@ -1,0 +1,42 @@
+"""Bad input: parse events strictly, and move what cannot be used to the dead-letter stream."""
+
+from __future__ import annotations
+
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+
+from semspec.vocabulary.events import MonitorEvent
+from semspec.vocabulary.subjects import DEAD_LETTER_SUBJECT, EVENT_KINDS, MONITOR_STREAM
+
+ORIGINAL_SUBJECT_HEADER = "Semspec-Original-Subject"
+ERROR_HEADER = "Semspec-Error"
+
+
+def parse_event(subject: str, raw: bytes) -> MonitorEvent:
+    """The event in ``raw``; raises ``ValueError`` saying what is wrong with it."""
+    event = MonitorEvent.from_json(raw)
+    if event.kind not in EVENT_KINDS:
+        raise ValueError(f"unknown event kind {event.kind!r} (expected one of {EVENT_KINDS})")
+    subject_kind = subject.rsplit(".", 1)[-1]
+    if subject_kind != event.kind:
+        raise ValueError(f"event kind {event.kind!r} does not match subject {subject!r}")
+    return event
+
+
+async def dead_letter(js: JetStreamContext, msg: Msg, error: str) -> None:
+    """Republish ``msg`` to the dead-letter subject with its subject and the error as headers.
+
+    The message id comes from the stream sequence, so a redelivered bad event lands once.
+    """
+    try:
+        sequence = str(msg.metadata.sequence.stream)
+    except Exception:  # a message without JetStream metadata: fall back to no dedupe id
+        sequence = ""
+    headers = {
+        ORIGINAL_SUBJECT_HEADER: msg.subject,
+        # Header values end at a line break; keep the error on one bounded line.
+        ERROR_HEADER: " ".join(error.split())[:500],
+    }
+    if sequence:
+        headers["Nats-Msg-Id"] = f"dl-{MONITOR_STREAM}-{sequence}"
+    await js.publish(DEAD_LETTER_SUBJECT, msg.data, headers=headers)

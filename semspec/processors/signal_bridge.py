@@ -1,0 +1,80 @@
+"""The signal bridge: pause, halt and flag from the risk monitor become Temporal signals.
+
+Delivery is idempotent on the workflow's side (it drops a repeated ``signal_id``), so the monitor
+may deliver again after a crash. A workflow that does not exist or has already closed is logged
+and skipped: the user signal on NATS is still there for humans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from semspec.core.logging import get_logger
+from semspec.vocabulary.events import RiskSignalInput, UserSignal
+
+WORKFLOW_SIGNALS: Final = ("pause", "halt", "flag")
+
+
+def log() -> Any:
+    """The logger, bound when used: a module-level one would keep the import-time setup."""
+    return get_logger("signal-bridge")
+
+
+def workflow_id(task_id: str) -> str:
+    """Temporal workflow id of a task (the task workflow's naming)."""
+    return f"task-{task_id}"
+
+
+def signal_input(signal: UserSignal) -> RiskSignalInput:
+    """The one argument of the workflow's ``pause``/``halt``/``flag`` signals."""
+    return RiskSignalInput(
+        reason=signal.reason,
+        level=signal.level,
+        signal_id=signal.signal_id,
+        message=signal.message,
+        evidence=signal.evidence,
+    )
+
+
+class TemporalSignalBridge:
+    """Sends risk actions to task workflows; connects on first use and never raises."""
+
+    def __init__(self, connect: Callable[[], Awaitable[Client]]) -> None:
+        self._connect = connect
+        self._client: Client | None = None
+
+    @classmethod
+    def for_client(cls, client: Client) -> TemporalSignalBridge:
+        """A bridge over an already connected client."""
+
+        async def connected() -> Client:
+            return client
+
+        return cls(connected)
+
+    async def deliver(self, task_id: str, action: str, signal: UserSignal) -> bool:
+        """Signal ``action`` to ``task-<task_id>``; false (and logged) if it did not arrive."""
+        if action not in WORKFLOW_SIGNALS:
+            return False
+        where = {"task_id": task_id, "action": action, "signal_id": signal.signal_id}
+        try:
+            if self._client is None:
+                self._client = await self._connect()
+            handle = self._client.get_workflow_handle(workflow_id(task_id))
+            await handle.signal(action, signal_input(signal))
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                log().info("workflow not found or closed; signal skipped", **where)
+            else:
+                log().warning("workflow signal failed", error=exc.message, **where)
+            return False
+        except Exception as exc:  # the monitor keeps running whatever Temporal does
+            log().warning("workflow signal failed", error=str(exc), **where)
+            self._client = None
+            return False
+        log().info("workflow signalled", **where)
+        return True

@@ -1,0 +1,71 @@
+"""Run the risk monitor as a service: connect, serve until SIGTERM/SIGINT, stop cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+import nats
+from nats.aio.client import Client as NATS
+
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
+from semspec.core.logging import get_logger
+from semspec.core.run_folder import run_dir_of
+from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
+from semspec.services.presence import Presence, announce, default_identity, withdraw
+
+
+def log() -> Any:
+    """The logger, bound when used: a module-level one would keep the import-time setup."""
+    return get_logger("risk-monitor")
+
+
+async def connect_nats(url: str, options: dict[str, Any], name: str) -> NATS:
+    """A NATS connection, or a ``ServiceError`` naming the URL if there is no server there."""
+    try:
+        return await nats.connect(
+            url,
+            name=name,
+            connect_timeout=5,
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            **options,
+        )
+    except Exception as exc:
+        raise ServiceError(
+            f"cannot connect: {exc}",
+            service="nats",
+            address=url,
+            hint="start the services with `semspec up` or set services.nats.url",
+        ) from exc
+
+
+async def serve(config: SemspecConfig, repo: Path) -> None:
+    """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
+    endpoints = resolve_endpoints(config, repo)
+    nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-monitor")
+    bridge = TemporalSignalBridge(lambda: temporal_client(config, endpoints.temporal_address))
+    monitor = RiskMonitor(nc, config.risk, bridge)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    run_dir = run_dir_of(config, repo)
+    presence: Presence | None = None
+    try:
+        await monitor.start()
+        presence = await asyncio.to_thread(announce, run_dir, "monitor", default_identity())
+        log().info("consuming", nats=endpoints.nats_url, temporal=endpoints.temporal_address)
+        await monitor.run(stop)
+        log().info("stopped", **vars(monitor.stats))
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        if presence is not None:
+            withdraw(run_dir, presence)
+        await nc.drain()

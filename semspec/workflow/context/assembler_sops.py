@@ -1,0 +1,120 @@
+"""The SOPs that apply to the task files, read from the graph in two queries, and the text of
+each one's parts (``sop_budget`` decides which parts go into the reviewer's context)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rdflib import Literal, URIRef
+
+from semspec.graph.store import GraphStore, Row
+from semspec.vocabulary import source as sd
+from semspec.vocabulary.applies_to import any_matches, lookup_keys
+from semspec.vocabulary.namespaces import SOP_GRAPH_PREFIX
+
+
+@dataclass
+class MatchedSop:
+    """An SOP that applies to the task: its parts, and how many chunks the budget took.
+
+    ``requirements`` are never repeated by a chunk (ingestion leaves them out of the chunks),
+    so the parent text is the one place they appear.
+    """
+
+    sop_id: str
+    severity: str
+    title: str = ""
+    applies_to: list[str] = field(default_factory=list)
+    summary: str = ""
+    requirements: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
+    taken: int = 0
+
+    @property
+    def heading(self) -> str:
+        """The SOP's heading line in the context."""
+        return f"### SOP {self.sop_id}: {self.title or self.sop_id} ({self.severity})"
+
+    @property
+    def core(self) -> str:
+        """Heading and numbered requirements: the least of an SOP the reviewer may get."""
+        lines = [self.heading]
+        if self.requirements:
+            lines.append("Requirements:")
+            lines += [f"{i}. {r}" for i, r in enumerate(self.requirements, start=1)]
+        return "\n".join(lines)
+
+    @property
+    def parent(self) -> str:
+        """Heading, the globs it applies to, summary and numbered requirements."""
+        lines = [self.heading, f"Applies to: {', '.join(self.applies_to)}"]
+        if self.summary:
+            lines.append(f"Summary: {self.summary}")
+        return "\n".join([*lines, *self.core.split("\n")[1:]])
+
+
+def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
+    """SOPs whose ``applies_to`` matches a task file, most severe first, then by id."""
+    if not files:
+        return []
+    keys = {key for f in files for key in lookup_keys(f)}
+    # A glob can only match a path when its literal prefix starts one of the path's lookup
+    # keys, so every prefix of every key is looked up exactly (an index hit, not a scan);
+    # the glob itself then decides.
+    prefixes = sorted({key[:end] for key in keys for end in range(len(key) + 1)})
+    rows = store.select(
+        f"""SELECT DISTINCT ?sop ?glob WHERE {{
+  GRAPH ?g {{ ?sop <{sd.MATCH_PREFIX}> ?prefix }}
+  GRAPH ?h {{ ?sop <{sd.APPLIES_TO}> ?glob }}
+  FILTER(STRSTARTS(STR(?h), ?sop_graphs))
+}}""",
+        {"prefix": [Literal(p) for p in prefixes], "sop_graphs": Literal(SOP_GRAPH_PREFIX)},
+    )
+    globs: dict[str, list[str]] = {}
+    for row in rows:
+        globs.setdefault(str(row["sop"]), []).append(str(row["glob"]))
+    matched = sorted(iri for iri, g in globs.items() if any_matches(g, files))
+    if not matched:
+        return []
+    return _load(store, matched, globs)
+
+
+def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> list[MatchedSop]:
+    rows = store.select(
+        f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements ?index ?content WHERE {{
+  GRAPH ?g {{
+    {{ ?sop <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.SEVERITY}> ?severity ;
+           <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements }}
+    UNION
+    {{ ?chunk <{sd.CHUNK_OF}> ?sop ; <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
+  }}
+}}""",
+        {"sop": [URIRef(i) for i in iris]},
+    )
+    parents: dict[str, MatchedSop] = {}
+    chunks: dict[str, list[tuple[int, str]]] = {}
+    for row in rows:
+        sop = str(row["sop"])
+        if row.get("id") is not None:
+            parents[sop] = _parent(row, sorted(globs[sop]))
+        else:
+            index = row["index"]
+            number = int(index.toPython()) if isinstance(index, Literal) else 0
+            chunks.setdefault(sop, []).append((number, str(row["content"])))
+    for sop, found in chunks.items():
+        if sop in parents:
+            parents[sop].chunks = [text for _, text in sorted(found)]
+    rank = {name: i for i, name in enumerate(sd.SEVERITIES)}
+    return sorted(parents.values(), key=lambda s: (rank.get(s.severity, 99), s.sop_id))
+
+
+def _parent(row: Row, globs: list[str]) -> MatchedSop:
+    return MatchedSop(
+        sop_id=str(row["id"]),
+        severity=str(row["severity"]),
+        title=str(row["title"]),
+        applies_to=globs,
+        summary=str(row["summary"]),
+        requirements=[r for r in str(row["requirements"]).split("\n") if r],
+    )

@@ -1,0 +1,180 @@
+"""Run gates as shell commands in a worktree, with timeouts, heartbeats and bounded output.
+
+Each gate runs ``/bin/sh -c <command>`` in a new session, so its process group holds everything
+it starts; when the gate ends (normally, by timeout, or because the activity was cancelled) the
+whole group is ended, so no grandchild outlives its gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from semspec.core.errors import GateError
+from semspec.workflow.gates.capture import OutputCapture
+from semspec.workflow.gates.process_group import end_group
+from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
+
+Heartbeat = Callable[[], None]
+
+HEARTBEAT_INTERVAL_S = 1.0
+# Exit is detected by polling returncode: on Python 3.11 Process.wait() also waits for the
+# pipe to close, which a background grandchild can hold open long after the shell exited.
+_POLL_S = 0.05
+_READ_CHUNK = 64 * 1024
+# After the group is ended, how long to wait for the pipe to drain before giving up on it
+# (a process that escaped the group with setsid could keep it open).
+_DRAIN_S = 5.0
+
+
+def working_dir_of(spec: GateSpec, worktree: Path) -> Path:
+    """The directory ``spec`` runs in; GateError when it resolves outside the worktree."""
+    root = Path(os.path.realpath(worktree))
+    target = Path(os.path.realpath(root / spec.working_dir))
+    if target != root and root not in target.parents:
+        raise GateError(
+            f"working_dir {spec.working_dir!r} resolves to {target}, outside the worktree {root}",
+            gate=spec.name,
+            hint="set the gate's working_dir to a directory inside the repository",
+        )
+    return target
+
+
+def log_file_name(gate_name: str) -> str:
+    """A file name for the gate's log that cannot leave the log directory."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", gate_name).lstrip(".") + ".log"
+
+
+async def run_gate(
+    spec: GateSpec,
+    worktree: Path,
+    log_dir: Path,
+    max_output_bytes: int,
+    heartbeat: Heartbeat | None = None,
+) -> GateResult:
+    """Run one gate to completion or timeout and report how it went; never raises for a failure.
+
+    Raises GateError only when the gate's working_dir escapes the worktree.
+    """
+    cwd = working_dir_of(spec, worktree)
+    started = time.monotonic()
+    with OutputCapture(log_dir / log_file_name(spec.name), max_output_bytes) as capture:
+        exit_code, timed_out = await _execute(spec, cwd, capture, heartbeat)
+    return GateResult(
+        name=spec.name,
+        command=spec.command,
+        required=spec.required,
+        passed=exit_code == 0 and not timed_out,
+        exit_code=exit_code,
+        duration_ms=(time.monotonic() - started) * 1000,
+        timed_out=timed_out,
+        output=capture.text(),
+        output_truncated=capture.truncated,
+        output_bytes=capture.total_bytes,
+        log_path=str(capture.log_path),
+    )
+
+
+async def run_gates(
+    specs: list[GateSpec],
+    worktree: Path,
+    log_dir: Path,
+    max_output_bytes: int,
+    heartbeat: Heartbeat | None = None,
+) -> GateReport:
+    """Run every gate in order, including those after a failure, so the reviewer sees all."""
+    results = [
+        await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat) for spec in specs
+    ]
+    return GateReport(results=results)
+
+
+async def _execute(
+    spec: GateSpec, cwd: Path, capture: OutputCapture, heartbeat: Heartbeat | None
+) -> tuple[int | None, bool]:
+    """Start the command and supervise it; returns (exit code or None, timed out)."""
+    if not cwd.is_dir():
+        capture.write(
+            f"semspec: gate not started: working directory {cwd} does not exist\n".encode()
+        )
+        return None, False
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "/bin/sh",
+            "-c",
+            spec.command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        capture.write(f"semspec: gate not started: {exc}\n".encode())
+        return None, False
+    assert process.stdout is not None  # stdout=PIPE above
+    reader = asyncio.create_task(_pump(process.stdout, capture))
+    try:
+        timed_out = await _wait_for_exit(process, spec.timeout_s, heartbeat)
+    finally:
+        # Also on cancellation: the group must not outlive the activity that started it.
+        await end_group(process.pid)
+        await _finish_reader(reader)
+        await _reaped(process)
+    if timed_out:
+        capture.write(
+            f"\nsemspec: gate timed out after {spec.timeout_s:g}s and was killed\n".encode()
+        )
+    return process.returncode, timed_out
+
+
+async def _wait_for_exit(
+    process: asyncio.subprocess.Process, timeout_s: float, heartbeat: Heartbeat | None
+) -> bool:
+    """Wait until the shell exits or ``timeout_s`` passes; True on timeout."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    next_beat = loop.time() + HEARTBEAT_INTERVAL_S
+    # wait() wakes us at once in the usual case; the returncode poll covers a held pipe.
+    exited = asyncio.ensure_future(process.wait())
+    try:
+        while process.returncode is None:
+            now = loop.time()
+            if now >= deadline:
+                return True
+            if heartbeat is not None and now >= next_beat:
+                heartbeat()
+                next_beat = now + HEARTBEAT_INTERVAL_S
+            await asyncio.wait({exited}, timeout=min(_POLL_S, deadline - now))
+        return False
+    finally:
+        exited.cancel()
+
+
+async def _reaped(process: asyncio.subprocess.Process) -> None:
+    """Wait (bounded) until the child watcher has collected the shell's exit status."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _DRAIN_S
+    while process.returncode is None and loop.time() < deadline:
+        await asyncio.sleep(_POLL_S)
+
+
+async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
+    while chunk := await stream.read(_READ_CHUNK):
+        capture.write(chunk)
+
+
+async def _finish_reader(reader: asyncio.Task[None]) -> None:
+    """Let the reader drain what is left in the pipe, but not wait forever for EOF."""
+    done, _ = await asyncio.wait({reader}, timeout=_DRAIN_S)
+    if not done:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        return
+    error = reader.exception()
+    if error is not None:
+        raise error

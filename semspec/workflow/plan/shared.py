@@ -1,0 +1,96 @@
+"""Inputs, results and names of the plan workflow, shared by the workflow, the CLI and tests.
+
+One dataclass in and one out per workflow and query, so fields can be added later without
+breaking recorded histories. Names here are an API: never rename them after release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from semspec.workflow.task.shared import TaskInput
+
+WORKFLOW_NAME = "PlanWorkflow"
+QUERY_STATUS = "status"
+
+WAITING = "waiting"
+RUNNING = "running"
+APPROVED = "approved"
+SKIPPED = "skipped"
+FAILED = "failed"
+CANCELLED = "cancelled"
+FINAL_STATES: tuple[str, ...] = (APPROVED, "aborted", FAILED, CANCELLED, SKIPPED)
+"""States a plan task never leaves; ``aborted`` is a human's answer to an escalation."""
+
+
+def plan_workflow_id(plan_id: str) -> str:
+    """Temporal workflow id of a plan."""
+    return f"plan-{plan_id}"
+
+
+@dataclass(frozen=True)
+class PlanTask:
+    """One task of a plan: its validated task-workflow input and the task ids it waits for."""
+
+    input: TaskInput
+    depends_on: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """Input of ``PlanWorkflow``; ``tasks`` are in an order where dependencies come first."""
+
+    plan_id: str
+    title: str
+    tasks: list[PlanTask]
+    description: str = ""
+
+
+@dataclass
+class PlanTaskStatus:
+    """Where one task of the plan stands."""
+
+    task_id: str
+    title: str
+    depends_on: list[str] = field(default_factory=list)
+    state: str = WAITING
+    """``waiting``, ``running``, or one of ``FINAL_STATES``."""
+    reason: str | None = None
+    commit_id: str | None = None
+    branch: str | None = None
+    iterations: int = 0
+    phase: str | None = None
+    """The running task's own phase (e.g. ``escalated``); filled in by clients, not the plan."""
+
+
+@dataclass(frozen=True)
+class PlanLogEntry:
+    """One step of the plan: a task started, finished or was skipped, in the order it happened."""
+
+    kind: str
+    task_id: str
+    state: str
+    message: str = ""
+
+
+@dataclass
+class PlanStatus:
+    """What the ``status`` query returns."""
+
+    plan_id: str
+    title: str
+    state: str = RUNNING
+    """``running`` until every task is in a final state, then ``done``."""
+    outcome: str | None = None
+    """``approved`` when every task was approved, else ``incomplete``; set when done."""
+    tasks: list[PlanTaskStatus] = field(default_factory=list)
+    log: list[PlanLogEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """Result of ``PlanWorkflow``: the outcome and every task's final state."""
+
+    plan_id: str
+    outcome: str
+    status: PlanStatus

@@ -1,0 +1,141 @@
+"""``PlanWorkflow``: runs a plan's tasks as child ``TaskWorkflow``s in dependency order.
+
+A task starts once every task it depends on was approved, on a branch that starts from their
+approved commits (merged when there are several); tasks whose dependencies are all approved
+run in parallel. A task whose dependency ended any other way is skipped, since its
+premise is gone. Children keep the ids ``task-<task_id>``, so the task CLI, the risk monitor
+and its signal bridge address them exactly like tasks submitted on their own.
+
+Deterministic: no I/O here; every side effect happens inside the child workflows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from temporalio import workflow
+from temporalio.exceptions import (
+    ApplicationError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
+from temporalio.exceptions import CancelledError as TemporalCancelledError
+from temporalio.workflow import ParentClosePolicy
+
+with workflow.unsafe.imports_passed_through():
+    from semspec.workflow.plan.shared import (
+        APPROVED,
+        CANCELLED,
+        FAILED,
+        FINAL_STATES,
+        QUERY_STATUS,
+        RUNNING,
+        SKIPPED,
+        WAITING,
+        WORKFLOW_NAME,
+        PlanInput,
+        PlanLogEntry,
+        PlanResult,
+        PlanStatus,
+        PlanTask,
+        PlanTaskStatus,
+    )
+    from semspec.workflow.task.shared import TaskResult, workflow_id_for
+    from semspec.workflow.task.workflows import TaskWorkflow
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class PlanWorkflow:
+    """One plan; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._status: PlanStatus | None = None
+        self._rows: dict[str, PlanTaskStatus] = {}
+        self._changed = False
+
+    @workflow.run
+    async def run(self, inp: PlanInput) -> PlanResult:
+        self._rows = {
+            t.input.spec.task_id: PlanTaskStatus(
+                t.input.spec.task_id, t.input.spec.title, list(t.depends_on)
+            )
+            for t in inp.tasks
+        }
+        status = self._status = PlanStatus(inp.plan_id, inp.title, tasks=list(self._rows.values()))
+        children: list[asyncio.Task[None]] = []
+        try:
+            while True:
+                children += [asyncio.create_task(self._run_task(t)) for t in self._schedule(inp)]
+                if all(row.state in FINAL_STATES for row in status.tasks):
+                    break
+                self._changed = False
+                await workflow.wait_condition(lambda: self._changed)
+        except asyncio.CancelledError:
+            # The children are asked to cancel (they record it and publish ``finished``).
+            for child in children:
+                child.cancel()
+            await asyncio.gather(*children, return_exceptions=True)
+            raise
+        approved = all(row.state == APPROVED for row in status.tasks)
+        status.state, status.outcome = "done", APPROVED if approved else "incomplete"
+        return PlanResult(inp.plan_id, status.outcome, status)
+
+    def _schedule(self, inp: PlanInput) -> list[PlanTask]:
+        """Skip tasks whose dependencies failed and return those now free to start."""
+        ready: list[PlanTask] = []
+        changed = True
+        while changed:  # a skip can doom the skipped task's own dependents
+            changed = False
+            for task in inp.tasks:
+                row = self._rows[task.input.spec.task_id]
+                if row.state != WAITING:
+                    continue
+                deps = [self._rows[d] for d in task.depends_on]
+                failed = [d for d in deps if d.state in FINAL_STATES and d.state != APPROVED]
+                if failed:
+                    row.state = SKIPPED
+                    row.reason = f"dependency {failed[0].task_id} ended {failed[0].state}"
+                    self._log("skipped", row, row.reason)
+                    changed = True
+                elif all(d.state == APPROVED for d in deps):
+                    row.state = RUNNING
+                    self._log("started", row)
+                    ready.append(task)
+        return ready
+
+    async def _run_task(self, task: PlanTask) -> None:
+        row = self._rows[task.input.spec.task_id]
+        # The task builds on its dependencies' approved work, not on the bare base branch.
+        after = [c for c in (self._rows[d].commit_id for d in task.depends_on) if c]
+        spec = replace(task.input.spec, after_commits=after)
+        try:
+            result: TaskResult = await workflow.execute_child_workflow(
+                TaskWorkflow.run,
+                replace(task.input, spec=spec),
+                id=workflow_id_for(row.task_id),
+                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            )
+            row.state = result.outcome if result.outcome in FINAL_STATES else FAILED
+            row.reason, row.commit_id = result.reason, result.commit_id
+            row.branch, row.iterations = result.branch, result.iterations
+        except WorkflowAlreadyStartedError:
+            row.state = FAILED
+            row.reason = f"workflow {workflow_id_for(row.task_id)} already exists; rename the task"
+        except ChildWorkflowError as err:
+            cancelled = isinstance(err.cause, TemporalCancelledError)
+            row.state = CANCELLED if cancelled else FAILED
+            row.reason = str(err.cause or err)
+        self._log("finished", row, row.reason or "")
+        self._changed = True
+
+    @workflow.query(name=QUERY_STATUS)
+    def status(self) -> PlanStatus:
+        """Every task's state, reason and commit, and the order tasks started and ended."""
+        if self._status is None:
+            raise ApplicationError("plan is starting")
+        return self._status
+
+    def _log(self, kind: str, row: PlanTaskStatus, message: str = "") -> None:
+        assert self._status is not None
+        self._status.log.append(PlanLogEntry(kind, row.task_id, row.state, message))

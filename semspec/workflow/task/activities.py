@@ -1,0 +1,379 @@
+"""Activities of the task loop: all of its I/O (git, agents, gates, NATS) happens here.
+
+Each activity is safe to re-run: worktree creation is idempotent, the approval commit carries
+a key that is checked before committing, and events carry stable ``Nats-Msg-Id`` values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pygit2
+from temporalio import activity
+
+from semspec.agents.factory import developer_agent, reviewer_agent
+from semspec.agents.protocol import DeveloperRequest, ReviewRequest
+from semspec.core.config.models import RoleModel
+from semspec.core.errors import GitError, SemspecError
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import monitor_subject, signal_subject
+from semspec.workflow.gates.runner import run_gates
+from semspec.workflow.git.commit import commit_task
+from semspec.workflow.git.diff import worktree_diff
+from semspec.workflow.git.identity import repository_identity
+from semspec.workflow.git.worktree import ensure_worktree
+from semspec.workflow.task.context_activities import developer_context, repo_config
+from semspec.workflow.task.failures import to_application_error
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.review_context import review_context
+from semspec.workflow.task.scope import out_of_scope
+from semspec.workflow.task.shared import (
+    CommitInput,
+    CommitStep,
+    DeveloperInput,
+    DeveloperStep,
+    EnrichInput,
+    Enrichment,
+    EventContext,
+    GatesInput,
+    GatesStep,
+    PublishInput,
+    PublishResult,
+    ReviewInput,
+    ReviewStep,
+    RoleSpec,
+    Workspace,
+    WorkspaceInput,
+)
+
+T = TypeVar("T")
+FEEDBACK_CHARS = 8_000
+ENRICH_FILE_CHARS = 6_000
+EVIDENCE_ALLOWLIST = ("task_files", "gate_logs", "sop_chunks", "decisions", "related_symbols")
+
+
+async def _with_heartbeat(work: Awaitable[T], every_s: float = 1.0) -> T:
+    """Await ``work`` while heartbeating, so a dead worker is noticed by its heartbeat timeout.
+
+    Heartbeats are also how a cancellation (a halt or pause from the risk monitor, a cancelled
+    task) reaches the activity; ``work`` is cancelled with it, so an agent's LLM call in flight
+    is abandoned and no further one is made.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=every_s)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:
+    """The repository's configured role, with the task's provider/model/script on top."""
+    configured: RoleModel = getattr(repo_config(repo).models, role_name)
+    update: dict[str, Any] = {"provider": spec.provider, "model": spec.model}
+    if spec.script:
+        update["script"] = spec.script
+    return configured.model_copy(update=update)
+
+
+def _event_id(ctx: EventContext, kind: str, suffix: str = "") -> str:
+    base = f"{ctx.workflow_id}/{ctx.run_id}/{ctx.iteration}/{kind}"
+    return f"{base}/{suffix}" if suffix else base
+
+
+class TaskActivities:
+    """The task loop's activities, sharing one event publisher per worker."""
+
+    def __init__(self, publisher: EventPublisher | None) -> None:
+        self.publisher = publisher
+
+    async def _emit(
+        self, ctx: EventContext, kind: str, data: dict[str, Any], suffix: str = ""
+    ) -> int:
+        """Publish one loop event; returns 1 when it had to be dropped."""
+        if self.publisher is None:
+            return 0
+        event = MonitorEvent(
+            event_id=_event_id(ctx, kind, suffix),
+            kind=kind,
+            task_id=ctx.task_id,
+            plan_id=ctx.plan_id,
+            run_id=ctx.run_id,
+            iteration=ctx.iteration,
+            data=data,
+            at=datetime.now(UTC).isoformat(),
+        )
+        ok = await self.publisher.publish(monitor_subject(kind), event.to_json(), event.event_id)
+        return 0 if ok else 1
+
+    @activity.defn(name="task.prepare_workspace")
+    async def prepare_workspace(self, inp: WorkspaceInput) -> Workspace:
+        """Create (or find) the task's worktree on ``semspec/task/<id>``."""
+        try:
+            info = ensure_worktree(
+                Path(inp.repo_path),
+                inp.task_id,
+                inp.base_branch,
+                Path(inp.run_dir) / "worktrees",
+                inp.after_commits,
+            )
+        except SemspecError as exc:
+            raise to_application_error(exc) from None
+        return Workspace(path=info.path, branch=info.branch, base_commit=info.base_commit)
+
+    @activity.defn(name="task.develop")
+    async def develop(self, inp: DeveloperInput) -> DeveloperStep:
+        """Run the developer agent for one iteration, then read what it changed from git."""
+        spec, ws = inp.spec, inp.workspace
+        repo = Path(spec.repo_path)
+        dropped = await self._emit(
+            inp.events, "iteration", {"phase": "developer", "retries": inp.retries}
+        )
+        try:
+            agent = developer_agent(_role(repo, "developer", spec.developer), repo)
+            # The graph may be a server a network round trip away: never on the event loop.
+            context = await asyncio.to_thread(developer_context, spec, list(inp.carried))
+            request = DeveloperRequest(
+                task_id=spec.task_id,
+                title=spec.title,
+                description=spec.description,
+                criteria=list(spec.criteria),
+                task_files=list(spec.task_files),
+                worktree=ws.path,
+                iteration=inp.events.iteration,
+                feedback=list(inp.feedback),
+                guidance=inp.guidance,
+                context=context,
+            )
+            result = await _with_heartbeat(agent.develop(request))
+            diff = worktree_diff(Path(ws.path), ws.base_commit)
+        except SemspecError as exc:
+            raise to_application_error(exc) from None
+        # Test files that go with the change (scope.allow) are not scope creep; the monitor
+        # gets this very list, so it flags exactly what the loop reports.
+        allow = (await asyncio.to_thread(repo_config, repo)).scope.allow
+        outside = out_of_scope(diff.files, spec.task_files, allow)
+        # The history walk runs off the event loop; the result is cached per base commit.
+        identity = await asyncio.to_thread(repository_identity, str(repo), ws.base_commit)
+        files_event = {
+            "files": diff.files,
+            "task_files": sorted(set(spec.task_files)),
+            "repo": identity,
+            "out_of_scope": outside,
+        }
+        dropped += await self._emit(inp.events, "files", files_event)
+        return DeveloperStep(
+            outcome=result.outcome,
+            summary=result.summary,
+            tokens_used=result.tokens_used,
+            reason=result.reason,
+            files_touched=diff.files,
+            diff_hash=diff.diff_hash,
+            insertions=diff.insertions,
+            deletions=diff.deletions,
+            out_of_scope=outside,
+            events_dropped=dropped,
+        )
+
+    @activity.defn(name="task.run_gates")
+    async def run_gates(self, inp: GatesInput) -> GatesStep:
+        """Run the configured gates in the worktree with timeouts and bounded output."""
+        log_dir = Path(inp.log_dir) / f"iteration-{inp.events.iteration}"
+        try:
+            report = await run_gates(
+                inp.gates,
+                Path(inp.workspace.path),
+                log_dir,
+                inp.max_output_bytes,
+                heartbeat=activity.heartbeat,
+            )
+        except SemspecError as exc:
+            raise to_application_error(exc) from None
+        data = {
+            "results": [
+                {
+                    "name": r.name,
+                    "passed": r.passed,
+                    "required": r.required,
+                    "duration_ms": r.duration_ms,
+                }
+                for r in report.results
+            ]
+        }
+        dropped = await self._emit(inp.events, "gate", data)
+        if inp.context is not None:
+            dropped += await self._emit(inp.events, "context", asdict(inp.context))
+        return GatesStep(
+            results=list(report.results),
+            passed=report.passed,
+            feedback=report.feedback_text(FEEDBACK_CHARS),
+            summary=report.summary_text(),
+            events_dropped=dropped,
+        )
+
+    @activity.defn(name="task.review")
+    async def review(self, inp: ReviewInput) -> ReviewStep:
+        """Run the reviewer on the diff, gate summary, assembled context and risk flags."""
+        spec, ws = inp.spec, inp.workspace
+        repo = Path(spec.repo_path)
+        try:
+            agent = reviewer_agent(
+                _role(repo, "reviewer", spec.reviewer), repo, followup=bool(inp.evidence)
+            )
+            diff = worktree_diff(Path(ws.path), ws.base_commit)
+            # Graph reads block: off the event loop.
+            context = await asyncio.to_thread(review_context, repo, spec, diff.patch)
+            if inp.evidence:
+                context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
+            request = ReviewRequest(
+                task_id=spec.task_id,
+                title=spec.title,
+                description=spec.description,
+                criteria=list(spec.criteria),
+                task_files=list(spec.task_files),
+                diff=diff.patch,
+                iteration=inp.events.iteration,
+                gate_summary=inp.gate_summary,
+                context=context,
+                flags=list(inp.flags),
+            )
+            verdict = await _with_heartbeat(agent.review(request))
+        except SemspecError as exc:
+            raise to_application_error(exc) from None
+        dropped = await self._emit(
+            inp.events,
+            "review",
+            {
+                "verdict": verdict.verdict,
+                "findings": len(verdict.findings),
+                "flagged": bool(inp.flags),
+            },
+            suffix="followup" if inp.evidence else "",
+        )
+        return ReviewStep(
+            verdict=verdict.verdict,
+            summary=verdict.summary,
+            findings=list(verdict.findings),
+            reviewer=verdict.reviewer,
+            reason=verdict.reason,
+            needed_evidence=list(verdict.needed_evidence),
+            noted_patterns=[
+                {"name": p.name, "description": p.description, "applies_to": p.applies_to}
+                for p in verdict.noted_patterns
+            ],
+            tokens_used=verdict.tokens_used,
+            events_dropped=dropped,
+        )
+
+    @activity.defn(name="task.enrich")
+    async def enrich(self, inp: EnrichInput) -> Enrichment:
+        """Gather at most two allow-listed evidence kinds the reviewer asked for."""
+        kinds = [k for k in inp.needed_evidence if k in EVIDENCE_ALLOWLIST][:2]
+        parts: list[str] = []
+        if "task_files" in kinds:
+            for rel in inp.spec.task_files:
+                path = Path(inp.workspace.path) / rel
+                text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+                parts.append(f"### {rel}\n{text[:ENRICH_FILE_CHARS]}")
+        if "gate_logs" in kinds:
+            for log_path in inp.gate_logs:
+                path = Path(log_path)
+                if path.is_file():
+                    parts.append(f"### {path.name}\n{_tail(path, ENRICH_FILE_CHARS)}")
+        text = "\n\n".join(parts)
+        digest = hashlib.sha256(text.encode()).hexdigest() if text else ""
+        return Enrichment(text=text, fingerprint=digest, kinds=kinds)
+
+    @activity.defn(name="task.commit")
+    async def commit(self, inp: CommitInput) -> CommitStep:
+        """Commit the approved worktree once on the task branch (keyed, so retries reuse it)."""
+        message = (
+            f"semspec: {inp.spec.title}\n\n"
+            f"Task {inp.spec.task_id} approved by {inp.approved_by} (reviewer: {inp.reviewer})."
+        )
+        try:
+            info = commit_task(
+                Path(inp.workspace.path), inp.spec.workspace_key, message, inp.commit_key
+            )
+        except GitError as exc:
+            if "nothing to commit" not in exc.message:
+                raise to_application_error(exc) from None
+            # An approved task that changed nothing new (e.g. a later subtask) keeps the tip.
+            tip = pygit2.Repository(inp.workspace.path).head.target
+            return CommitStep(commit_id=str(tip), created=False)
+        except SemspecError as exc:
+            raise to_application_error(exc) from None
+        return CommitStep(commit_id=info.commit_id, created=info.created)
+
+    @activity.defn(name="task.publish")
+    async def publish(self, inp: PublishInput) -> PublishResult:
+        """Publish a loop event and, for escalations, a user signal."""
+        suffix = str(inp.data.get("event_key", "")) if inp.data else ""
+        dropped = await self._emit(inp.events, inp.kind, dict(inp.data), suffix)
+        if inp.signal_level and self.publisher is not None:
+            signal = UserSignal(
+                signal_id=_event_id(inp.events, f"signal-{inp.signal_level}", suffix),
+                task_id=inp.events.task_id,
+                plan_id=inp.events.plan_id,
+                level=inp.signal_level,
+                reason=inp.signal_reason or "",
+                evidence={k: v for k, v in inp.data.items() if k != "event_key"},
+                suggested_actions=suggested_actions(inp.events.task_id),
+                message=inp.signal_message,
+                at=datetime.now(UTC).isoformat(),
+            )
+            ok = await self.publisher.publish(
+                signal_subject(inp.signal_level), signal.to_json(), signal.signal_id
+            )
+            dropped += 0 if ok else 1
+        return PublishResult(published=dropped == 0, dropped=dropped)
+
+    def all(self) -> list[Callable[..., Any]]:
+        """Every activity of the task loop, for the worker."""
+        return [
+            self.prepare_workspace,
+            self.develop,
+            self.run_gates,
+            self.review,
+            self.enrich,
+            self.commit,
+            self.publish,
+        ]
+
+
+def suggested_actions(task_id: str) -> list[Any]:
+    """Commands a human can paste to answer an escalation of ``task_id``."""
+    from semspec.vocabulary.events import SuggestedAction
+
+    return [
+        SuggestedAction("see what happened", f"semspec task logs {task_id}"),
+        SuggestedAction(
+            "retry with guidance",
+            f'semspec escalations resolve {task_id} --action retry --guidance "..."',
+        ),
+        SuggestedAction("approve as is", f"semspec escalations resolve {task_id} --action approve"),
+        SuggestedAction("abort the task", f"semspec escalations resolve {task_id} --action abort"),
+        SuggestedAction(
+            "grant more retries",
+            f"semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
+        ),
+    ]
+
+
+def _tail(path: Path, chars: int) -> str:
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - chars))
+        return handle.read().decode("utf-8", errors="replace")

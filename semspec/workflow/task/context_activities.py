@@ -1,0 +1,317 @@
+"""Activities for the task's context: the budget check, checkpoints and end-of-task bookkeeping.
+
+They read the model registry, the token estimator and the knowledge graph; all of it is I/O,
+so it lives here and the workflow only sees the typed results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rdflib import Literal
+from temporalio import activity
+
+from semspec.core.config import load_config
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import SemspecError
+from semspec.graph.access import graph_config, open_store
+from semspec.graph.store import GraphStore
+from semspec.model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
+from semspec.model.registry import ModelRegistry, load_registry
+from semspec.vocabulary import code as C
+from semspec.workflow.assignment import explain_assignment
+from semspec.workflow.context.budget import compute_budget
+from semspec.workflow.context.checkpoint import delete_checkpoints, save_checkpoint
+from semspec.workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
+from semspec.workflow.context.estimator import TokenEstimator
+from semspec.workflow.context.windows import role_window
+from semspec.workflow.git.diff import worktree_diff
+from semspec.workflow.knowledge import decisions_for, record_convention, record_decision
+from semspec.workflow.performance_graph import GraphPerformanceHistory
+from semspec.workflow.task.failures import to_application_error
+from semspec.workflow.task.shared import (
+    BudgetInput,
+    BudgetOutcome,
+    CheckpointInput,
+    CheckpointStep,
+    FinalizeInput,
+    FinalizeStep,
+    TaskSpec,
+)
+
+OUTPUT_TOKENS_DEFAULT = 4_000
+FALLBACK_MODEL = "scripted"
+
+
+def repo_config(repo: Path) -> SemspecConfig:
+    """The repository's config, or the defaults when it cannot be read (the task was already
+    validated at submit; a later edit must not break a running task)."""
+    try:
+        return load_config(repo)
+    except SemspecError:
+        return SemspecConfig()
+
+
+@contextmanager
+def graph_of(repo: Path, config: SemspecConfig, create: bool) -> Iterator[GraphStore | None]:
+    """The repository's graph store for the duration of a block, or None when there is none.
+
+    Opened per use and closed after: while the stack runs this is its graph server (shared by
+    every worker and command), otherwise the store directory that only one process may hold.
+    """
+    graph = graph_config(config, repo)
+    if graph.mode == "embedded" and not create and not (repo / graph.path).exists():
+        yield None
+        return
+    store = open_store(graph, repo)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _imports_between(store: GraphStore | None, files: list[str]) -> dict[str, set[str]]:
+    """Which task files import which, from the meaning graph (Python module paths only)."""
+    if store is None or not files:
+        return {}
+    by_module: dict[str, str] = {}
+    for path in files:
+        if path.endswith(".py"):
+            stem = path[:-3].removesuffix("/__init__")
+            by_module[stem.replace("/", ".")] = path
+    rows = store.select(
+        f"""SELECT ?path ?module WHERE {{ GRAPH ?g {{
+  ?ev <{C.PATH}> ?path . ?imp <{C.EVIDENCE}> ?ev . ?imp <{C.NAME}> ?module .
+  ?file <{C.IMPORTS}> ?imp }} }}""",
+        {"path": [Literal(f) for f in sorted(set(files))]},
+    )
+    edges: dict[str, set[str]] = {}
+    for row in rows:
+        source, target = str(row["path"]), by_module.get(str(row["module"]))
+        if source in files and target and target != source:
+            edges.setdefault(source, set()).add(target)
+    return edges
+
+
+def sop_requirements(store: GraphStore | None, files: list[str]) -> list[str]:
+    """Every requirement of the SOPs whose ``applies_to`` matches a task file, most severe SOP
+    first, each prefixed with its severity and SOP id (nothing is cut: the developer must see
+    every error-severity requirement)."""
+    if store is None or not files:
+        return []
+    from semspec.workflow.context.assembler_sops import matching_sops
+
+    return [
+        f"[{sop.severity}] {sop.sop_id}: {requirement}"
+        for sop in matching_sops(store, files)
+        for requirement in sop.requirements
+    ]
+
+
+def _task_text(spec: TaskSpec) -> str:
+    return "\n".join([spec.title, spec.description, *spec.criteria])
+
+
+@activity.defn(name="task.check_budget")
+async def check_budget(inp: BudgetInput) -> BudgetOutcome:
+    """Count the task's tokens for its developer model; fit, split into groups, or refuse."""
+    spec = inp.spec
+    repo = Path(spec.repo_path)
+    config = repo_config(repo)
+    notes: list[str] = []
+    try:
+        registry = load_registry(repo)
+    except SemspecError as exc:
+        raise to_application_error(exc) from None
+    if spec.developer.model in registry:
+        model = registry.get(spec.developer.model)
+    else:
+        # An unregistered model (e.g. a local Ollama tag) is sized like the default profile.
+        model = registry.get(FALLBACK_MODEL)
+        notes.append(
+            f"model {spec.developer.model!r} is not in the registry; sized with the "
+            f"{FALLBACK_MODEL!r} profile (add it to .semspec/models.yaml for exact numbers)"
+        )
+    # The configured window wins over the registry's, as for the agent and the reviewer.
+    role = config.models.developer.model_copy(update={"model": spec.developer.model})
+    profile = model.context.model_copy(update={"context_window": role_window(role, registry)})
+    estimator = TokenEstimator(model.tokenizer)
+    file_tokens = {}
+    for rel in spec.task_files:
+        path = repo / rel
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        file_tokens[rel] = estimator.count(text)
+    task_tokens = estimator.count(_task_text(spec))
+    output = profile.max_output_tokens or OUTPUT_TOKENS_DEFAULT
+    report = compute_budget(
+        profile,
+        profile.system_prompt_overhead,
+        0,
+        task_tokens,
+        min(output, OUTPUT_TOKENS_DEFAULT),
+        file_tokens,
+        config.context,
+    )
+    lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
+    lines += [f"too large: {r.message}" for r in report.reasons]
+    # Graph reads (files or a server) run off the event loop.
+    assignment = await asyncio.to_thread(
+        _assignment, repo, config, registry, sum(file_tokens.values()) + task_tokens
+    )
+    base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
+    common = {
+        "window": profile.context_window,
+        "lines": lines,
+        "assignment": assignment,
+        "file_tokens": file_tokens,
+    }
+    if report.fits:
+        return BudgetOutcome(fits=True, base_tokens=base, **common)  # type: ignore[arg-type]
+    imports = await asyncio.to_thread(_imports_of, repo, config, list(spec.task_files))
+    plan = plan_subtasks(file_tokens, imports, limits_from_budget(report))
+    if isinstance(plan, Refusal):
+        return BudgetOutcome(fits=False, refusal=plan.message, base_tokens=base, **common)  # type: ignore[arg-type]
+    return BudgetOutcome(fits=False, groups=plan, base_tokens=base, **common)  # type: ignore[arg-type]
+
+
+def _imports_of(repo: Path, config: SemspecConfig, files: list[str]) -> dict[str, set[str]]:
+    with graph_of(repo, config, create=False) as store:
+        return _imports_between(store, files)
+
+
+def _assignment(
+    repo: Path, config: SemspecConfig, registry: ModelRegistry, tokens: int
+) -> list[str]:
+    """One line per role: the model that would be chosen and why, from recorded performance."""
+    lines = []
+    with graph_of(repo, config, create=False) as store:
+        history: PerformanceHistory = (
+            GraphPerformanceHistory(store) if store is not None else MemoryPerformanceHistory()
+        )
+        # The scripted model only replays scripts: never a real candidate for a role.
+        models = [m for m in registry if m.provider != "scripted"]
+        for role in ("developer", "reviewer"):
+            result = explain_assignment(models, role, tokens, history)
+            chosen = result.chosen or "none qualifies"
+            ranked = [c for c in result.candidates if c.eligible][:3]
+            why = "; ".join(f"{c.model}: {c.reason}" for c in ranked)
+            lines.append(f"{role}: {chosen} ({why})" if why else f"{role}: {chosen}")
+    return lines
+
+
+@activity.defn(name="task.checkpoint")
+async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
+    """Snapshot the worktree onto ``semspec/checkpoint/<task>/<n>`` and gather decisions.
+
+    The snapshot is built from the base tree and the changed paths only, and the task branch
+    does not move; a retry finds the branch already at an identical commit. After a cancelled
+    step (``scan``) the worktree's diff names the paths, since the step never reported them.
+    """
+    spec = inp.spec
+    repo = Path(spec.repo_path)
+    ws = inp.workspace
+    ref, commit_id = "", ws.base_commit
+    try:
+        changed = set(inp.changed)
+        if inp.scan:
+            diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
+            changed.update(diff.files)
+        if changed:
+            ref, commit_id = await asyncio.to_thread(
+                save_checkpoint,
+                repo,
+                Path(ws.path),
+                ws.base_commit,
+                ws.branch,
+                sorted(changed),
+                spec.task_id,
+                inp.number,
+            )
+    except SemspecError as exc:
+        raise to_application_error(exc) from None
+    decisions = await asyncio.to_thread(_decisions_of, repo, spec)
+    return CheckpointStep(ref=ref, commit_id=commit_id, decisions=decisions)
+
+
+def _decisions_of(repo: Path, spec: TaskSpec) -> list[str]:
+    """The decisions a continuation carries, read from the graph (off the event loop)."""
+    with graph_of(repo, repo_config(repo), create=False) as store:
+        found = decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
+    return [f"{d.title}: {d.text}" for d in found]
+
+
+@activity.defn(name="task.finalize")
+async def finalize(inp: FinalizeInput) -> FinalizeStep:
+    """Record the decision and conventions of an approval, the models' performance, and delete
+    checkpoint branches unless the task keeps them."""
+    # Graph writes (files or a server) and git run off the event loop.
+    return await asyncio.to_thread(_finalize, inp)
+
+
+def _finalize(inp: FinalizeInput) -> FinalizeStep:
+    spec = inp.spec
+    repo = Path(spec.repo_path)
+    config = repo_config(repo)
+    decision = None
+    conventions: list[str] = []
+    if inp.outcome == "approved":
+        with graph_of(repo, config, create=True) as store:
+            assert store is not None
+            text = inp.review_summary or "approved"
+            if inp.commit_id:
+                text = f"{text} (commit {inp.commit_id[:12]})"
+            decision = record_decision(
+                store,
+                spec.task_id,
+                spec.plan_id or f"task-{spec.task_id}",
+                spec.title,
+                text,
+                inp.files or spec.task_files,
+            )
+            for pattern in inp.noted_patterns:
+                conventions.append(
+                    record_convention(
+                        store,
+                        spec.project,
+                        pattern.get("name", "convention"),
+                        pattern.get("applies_to") or "*",
+                        pattern.get("description", ""),
+                        f"task {spec.task_id} reviewed by {inp.reviewer}",
+                    )
+                )
+    if inp.outcome in ("approved", "aborted", "failed"):
+        outcome = TaskOutcome(
+            approved=inp.outcome == "approved",
+            iterations=inp.iterations,
+            tokens=inp.tokens,
+            latency_s=inp.latency_s,
+        )
+        with graph_of(repo, config, create=True) as store:
+            assert store is not None
+            history = GraphPerformanceHistory(store)
+            history.record_task(spec.task_id, spec.developer.model, "developer", outcome)
+            history.record_task(spec.task_id, spec.reviewer.model, "reviewer", outcome)
+    deleted: list[str] = []
+    if not spec.keep_checkpoints:
+        try:
+            deleted = delete_checkpoints(repo, spec.task_id)
+        except SemspecError:
+            deleted = []
+    return FinalizeStep(decision=decision, conventions=conventions, checkpoints_deleted=deleted)
+
+
+def developer_context(spec: TaskSpec, carried: list[str]) -> str:
+    """SOP requirements for the task files plus decisions carried over a checkpoint."""
+    repo = Path(spec.repo_path)
+    config = repo_config(repo)
+    with graph_of(repo, config, create=False) as store:
+        requirements = sop_requirements(store, list(spec.task_files))
+    parts = []
+    if requirements:
+        parts.append("## SOP requirements\n" + "\n".join(f"- {r}" for r in requirements))
+    if carried:
+        parts.append("## Decisions so far\n" + "\n".join(f"- {d}" for d in carried))
+    return "\n\n".join(parts)

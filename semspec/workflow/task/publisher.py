@@ -1,0 +1,111 @@
+"""Publish loop events to JetStream without ever stalling the loop.
+
+Each event carries a ``Nats-Msg-Id`` derived from the workflow run, iteration and kind, so an
+activity retry publishes the same id and JetStream drops the duplicate. When NATS is down the
+publisher retries for a bounded time, then drops the event and counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+from nats.aio.client import Client as NatsClient
+from nats.js.api import StreamConfig
+from nats.js.errors import NotFoundError
+
+from semspec.core.logging import get_logger
+from semspec.vocabulary.subjects import (
+    MONITOR_STREAM,
+    MONITOR_SUBJECTS,
+    SIGNAL_STREAM,
+    SIGNAL_SUBJECTS,
+)
+
+log = get_logger("publisher")
+
+
+async def ensure_streams(js: Any) -> None:
+    """Create the monitor and signal streams when missing; leave existing ones untouched."""
+    for name, subjects in ((MONITOR_STREAM, MONITOR_SUBJECTS), (SIGNAL_STREAM, SIGNAL_SUBJECTS)):
+        try:
+            await js.stream_info(name)
+        except NotFoundError:
+            await js.add_stream(StreamConfig(name=name, subjects=[subjects]))
+
+
+@dataclass
+class EventPublisher:
+    """A lazily connected JetStream publisher with a bounded retry window."""
+
+    url: str
+    options: dict[str, Any] = field(default_factory=dict)
+    retry_window_s: float = 5.0
+    dropped: int = 0
+    _nc: NatsClient | None = None
+    _ready: bool = False
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def _connect(self) -> Any:
+        if self._nc is None or self._nc.is_closed:
+            self._nc = await nats.connect(
+                self.url,
+                connect_timeout=1,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                allow_reconnect=True,
+                **self.options,
+            )
+            self._ready = False
+        js = self._nc.jetstream(timeout=2)
+        if not self._ready:
+            await ensure_streams(js)
+            self._ready = True
+        return js
+
+    async def publish(self, subject: str, payload: bytes, msg_id: str) -> bool:
+        """Publish with dedupe id; True when JetStream acknowledged, False when dropped."""
+        deadline = time.monotonic() + self.retry_window_s
+        delay = 0.1
+        while True:
+            try:
+                async with self._lock:
+                    # Bounded: a reconnecting client would otherwise wait for NATS forever.
+                    js = await asyncio.wait_for(
+                        self._connect(), max(0.1, deadline - time.monotonic())
+                    )
+                await js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=2)
+                return True
+            except Exception as exc:  # any transport failure: retry, then drop
+                if time.monotonic() + delay > deadline:
+                    self.dropped += 1
+                    log.warning(
+                        "event dropped: NATS unavailable",
+                        subject=subject,
+                        msg_id=msg_id,
+                        error=type(exc).__name__,
+                        dropped_total=self.dropped,
+                    )
+                    await self._reset()
+                    return False
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    async def _reset(self) -> None:
+        nc, self._nc = self._nc, None
+        if nc is not None:
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+    async def close(self) -> None:
+        """Flush and close the connection."""
+        if self._nc is not None and not self._nc.is_closed:
+            try:
+                await self._nc.drain()
+            except Exception:
+                await self._reset()
+        self._nc = None

@@ -1,0 +1,69 @@
+"""The reviewer's assembled context for a task, in the window the reviewer role really has.
+
+``reviewer_window`` is the one answer to "how big is the reviewer's window" for both the
+workflow's review activity and ``semspec review context``: the configured
+``models.reviewer.context_window``, else the registry entry of the reviewer's model, else 32,768
+(``semspec.workflow.context.windows``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from semspec.core.config.models import SemspecConfig
+from semspec.workflow.context.assembler import assemble_review_context
+from semspec.workflow.context.assembler_model import AssemblyRequest
+from semspec.workflow.context.windows import role_window_in
+from semspec.workflow.task.context_activities import graph_of, repo_config
+from semspec.workflow.task.shared import TaskSpec
+
+
+def reviewer_window(repo: Path, config: SemspecConfig, model: str | None = None) -> int:
+    """Context window of the reviewer role; ``model`` is the model a task was submitted with
+    (the configured ``context_window`` still wins, as it does for the agent itself)."""
+    role = config.models.reviewer
+    if model is not None and model != role.model:
+        role = role.model_copy(update={"model": model})
+    return role_window_in(repo, role)
+
+
+def review_request(
+    config: SemspecConfig,
+    files: list[str],
+    window: int,
+    *,
+    task_id: str | None = None,
+    plan_id: str | None = None,
+    diff: str = "",
+) -> AssemblyRequest:
+    """The assembler's request with the reviewer's reserved parts from the config."""
+    reviewer = config.context.reviewer
+    return AssemblyRequest(
+        task_files=tuple(files),
+        plan_id=plan_id,
+        task_id=task_id,
+        diff=diff,
+        window_tokens=window,
+        system_prompt_tokens=reviewer.system_prompt_tokens,
+        working_memory_tokens=reviewer.working_memory_tokens,
+        output_tokens=reviewer.output_tokens,
+        safety_margin=reviewer.safety_margin,
+    )
+
+
+def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None) -> str:
+    """Assembled reviewer context from the repository's graph; empty when there is none."""
+    config = repo_config(repo)
+    window = window_tokens or reviewer_window(repo, config, spec.reviewer.model)
+    with graph_of(repo, config, create=False) as store:
+        if store is None:
+            return ""
+        request = review_request(
+            config,
+            list(spec.task_files),
+            window,
+            task_id=spec.task_id,
+            plan_id=spec.plan_id,
+            diff=diff,
+        )
+        return assemble_review_context(store, request).text

@@ -1,0 +1,459 @@
+"""Inputs, results and names of the task loop, shared by the workflow, activities and CLI.
+
+Every workflow, activity, signal, update and query takes one dataclass and returns one, so
+fields can be added later without breaking recorded histories. Names here are an API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from semspec.agents.protocol import Finding
+from semspec.vocabulary.events import RiskSignalInput
+from semspec.workflow.context.monitor import ContextSnapshot
+from semspec.workflow.gates.types import GateResult, GateSpec
+
+WORKFLOW_NAME = "TaskWorkflow"
+QUERY_STATUS = "status"
+UPDATE_RESOLVE = "resolve_escalation"
+SIGNAL_PAUSE = "pause"
+SIGNAL_HALT = "halt"
+SIGNAL_FLAG = "flag"
+
+ResolutionAction = Literal["retry", "approve", "abort", "extend_budget"]
+RESOLUTION_ACTIONS: tuple[str, ...] = ("retry", "approve", "abort", "extend_budget")
+Phase = Literal[
+    "starting",
+    "workspace",
+    "developer",
+    "gates",
+    "reviewer",
+    "committing",
+    "escalated",
+    "paused",
+    "finishing",
+    "done",
+]
+
+
+def workflow_id_for(task_id: str) -> str:
+    """Temporal workflow id of a task."""
+    return f"task-{task_id}"
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """Who plays a role: provider, model id and, for scripted agents, the script path."""
+
+    provider: str = "scripted"
+    model: str = "scripted"
+    script: str | None = None
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    """Bounds of the loop, copied from the config at submit time."""
+
+    max_retries: int = 3
+    max_iterations: int = 12
+    developer_timeout_s: float = 1800.0
+    reviewer_timeout_s: float = 600.0
+    activity_attempts: int = 5
+    max_output_bytes: int = 16_384
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task as submitted: what to do, to which files, in which repository."""
+
+    task_id: str
+    title: str
+    repo_path: str
+    description: str = ""
+    criteria: list[str] = field(default_factory=list)
+    task_files: list[str] = field(default_factory=list)
+    plan_id: str | None = None
+    base_branch: str = "main"
+    developer: RoleSpec = field(default_factory=RoleSpec)
+    reviewer: RoleSpec = field(default_factory=RoleSpec)
+    project: str = "project"
+    workspace_id: str | None = None
+    """Task whose worktree and branch this task works on (subtasks share their parent's)."""
+    keep_checkpoints: bool = False
+    """Keep ``semspec/checkpoint/<task>/<n>`` branches after the task ends."""
+    after_commits: list[str] = field(default_factory=list)
+    """Approved commits of the plan tasks this one depends on; its branch starts from them."""
+
+    @property
+    def workspace_key(self) -> str:
+        """Id naming the worktree and the ``semspec/task/<id>`` branch."""
+        return self.workspace_id or self.task_id
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One line of ``semspec task logs``."""
+
+    iteration: int
+    kind: str
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """What a task carries into a fresh run after a checkpoint (continue-as-new)."""
+
+    checkpoint_ref: str
+    checkpoints: int
+    iteration: int
+    criteria: list[str]
+    decisions: list[str] = field(default_factory=list)
+    fingerprints: list[str] = field(default_factory=list)
+    log: list[LogEntry] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    assignment: list[str] = field(default_factory=list)
+    events_dropped: int = 0
+    window: int = 0
+    """The loop's context window (the developer's); 0 only in continuations of older runs."""
+    base_tokens: int = 0
+    checkpoint_refs: list[str] = field(default_factory=list)
+    retries: int = 0
+    """Retries used since the last human answer: a checkpoint does not reset the bound."""
+    feedback: list[str] = field(default_factory=list)
+    """The last gate failure or review findings, for the next developer step."""
+    guidance: str | None = None
+    """A human's retry guidance that no developer step has used yet."""
+    tokens_spent: int = 0
+    """Tokens of every run so far, for the performance record."""
+    elapsed_s: float = 0.0
+    """Seconds the earlier runs took, for the performance record."""
+    max_retries: int | None = None
+    """The retry bound with what a human granted (``extend_budget``); None = the limits'."""
+    max_iterations: int | None = None
+    """The iteration cap with what a human granted; None = the limits'."""
+    escalations: int = 0
+    """Escalations so far, so escalation ids stay unique when the carried log is cut."""
+    signal_ids: list[str] = field(default_factory=list)
+    """Risk signals already honoured, so a redelivery after the checkpoint is dropped."""
+    halt: RiskSignalInput | None = None
+    """A halt that arrived while the checkpoint was taken: the new run honours it first."""
+    scope_flagged: list[str] = field(default_factory=list)
+    """Files outside the task the loop already flagged to the reviewer."""
+
+
+@dataclass(frozen=True)
+class TaskInput:
+    """Input of ``TaskWorkflow``: the spec plus everything taken from the config at submit."""
+
+    spec: TaskSpec
+    gates: list[GateSpec]
+    limits: LoopLimits = field(default_factory=LoopLimits)
+    run_dir: str = ""
+    continuation: Continuation | None = None
+    check_budget: bool = True
+    """Subtasks skip the budget check: their parent already split the files to fit."""
+    window: int = 0
+    """Context window the loop tracks when it skips the budget check (a subtask gets its
+    parent's); 0 = from the budget check."""
+    base_tokens: int = 0
+    """Where the loop's context starts when it skips the budget check (task text and files)."""
+
+
+@dataclass(frozen=True)
+class BudgetInput:
+    spec: TaskSpec
+
+
+@dataclass(frozen=True)
+class BudgetOutcome:
+    """The pre-flight budget check: fits, split into groups, or refused."""
+
+    fits: bool
+    window: int
+    lines: list[str]
+    groups: list[list[str]] = field(default_factory=list)
+    refusal: str | None = None
+    assignment: list[str] = field(default_factory=list)
+    base_tokens: int = 0
+    """Tokens of the task text and system prompt: where the loop's context starts."""
+    file_tokens: dict[str, int] = field(default_factory=dict)
+    """Tokens of each task file (part of ``base_tokens``), so subtasks know their share."""
+
+
+@dataclass(frozen=True)
+class CheckpointInput:
+    spec: TaskSpec
+    workspace: Workspace
+    number: int
+    commit_key: str
+    changed: list[str] = field(default_factory=list)
+    """Paths the last developer step's diff named (relative to the base commit)."""
+    scan: bool = False
+    """Also look for changed paths in the worktree: a step was cancelled before it reported."""
+
+
+@dataclass(frozen=True)
+class CheckpointStep:
+    ref: str
+    commit_id: str
+    decisions: list[str]
+
+
+@dataclass(frozen=True)
+class FinalizeInput:
+    """End-of-task bookkeeping: knowledge, model performance, checkpoint cleanup."""
+
+    spec: TaskSpec
+    outcome: str
+    iterations: int
+    tokens: int
+    latency_s: float
+    review_summary: str = ""
+    noted_patterns: list[dict[str, str]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    commit_id: str | None = None
+    reviewer: str = ""
+
+
+@dataclass(frozen=True)
+class FinalizeStep:
+    decision: str | None
+    conventions: list[str]
+    checkpoints_deleted: list[str]
+
+
+@dataclass(frozen=True)
+class WorkspaceInput:
+    task_id: str
+    repo_path: str
+    base_branch: str
+    run_dir: str
+    after_commits: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The task's worktree and branch."""
+
+    path: str
+    branch: str
+    base_commit: str
+
+
+@dataclass(frozen=True)
+class EventContext:
+    """What every published event carries, so activities can derive stable event ids."""
+
+    task_id: str
+    plan_id: str | None
+    workflow_id: str
+    run_id: str
+    iteration: int
+
+
+@dataclass(frozen=True)
+class DeveloperInput:
+    spec: TaskSpec
+    workspace: Workspace
+    events: EventContext
+    feedback: list[str] = field(default_factory=list)
+    guidance: str | None = None
+    retries: int = 0
+    carried: list[str] = field(default_factory=list)
+    """Decisions carried over a checkpoint, re-injected with the SOP requirements."""
+
+
+@dataclass(frozen=True)
+class DeveloperStep:
+    """Result of one developer activity: the agent's outcome plus what git saw."""
+
+    outcome: str
+    summary: str
+    tokens_used: int
+    reason: str | None
+    files_touched: list[str]
+    diff_hash: str
+    insertions: int
+    deletions: int
+    out_of_scope: list[str] = field(default_factory=list)
+    events_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class GatesInput:
+    workspace: Workspace
+    gates: list[GateSpec]
+    events: EventContext
+    max_output_bytes: int = 16_384
+    log_dir: str = ""
+    context: ContextSnapshot | None = None
+    """The loop's context use after this iteration's developer step, published for the monitor."""
+
+
+@dataclass(frozen=True)
+class GatesStep:
+    results: list[GateResult]
+    passed: bool
+    feedback: str
+    summary: str
+    events_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    spec: TaskSpec
+    workspace: Workspace
+    events: EventContext
+    gate_summary: str
+    flags: list[str] = field(default_factory=list)
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewStep:
+    """The reviewer's verdict as the workflow records it."""
+
+    verdict: str
+    summary: str
+    findings: list[Finding]
+    reviewer: str
+    reason: str | None = None
+    needed_evidence: list[str] = field(default_factory=list)
+    noted_patterns: list[dict[str, str]] = field(default_factory=list)
+    tokens_used: int = 0
+    events_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class EnrichInput:
+    spec: TaskSpec
+    workspace: Workspace
+    needed_evidence: list[str]
+    gate_logs: list[str]
+
+
+@dataclass(frozen=True)
+class Enrichment:
+    """Extra evidence for a reviewer that asked for more information."""
+
+    text: str
+    fingerprint: str
+    kinds: list[str]
+
+
+@dataclass(frozen=True)
+class CommitInput:
+    spec: TaskSpec
+    workspace: Workspace
+    events: EventContext
+    reviewer: str
+    approved_by: str
+    commit_key: str
+
+
+@dataclass(frozen=True)
+class CommitStep:
+    commit_id: str
+    created: bool
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """A question for a human; the workflow waits for ``resolve_escalation``."""
+
+    escalation_id: str
+    task_id: str
+    reason: str
+    message: str
+    iteration: int
+    retries: int
+    fingerprint: str | None = None
+    source: str = "loop"
+    """``loop`` for the task's own bounds, or the risk signal (``pause``/``halt``) that asked."""
+
+
+@dataclass(frozen=True)
+class PublishInput:
+    """A loop event (and optionally a user signal) to publish on NATS."""
+
+    events: EventContext
+    kind: str
+    data: dict[str, Any]
+    signal_level: str | None = None
+    signal_reason: str | None = None
+    signal_message: str = ""
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    published: bool
+    dropped: int
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A human's answer to an escalation (the ``resolve_escalation`` update's argument)."""
+
+    action: str
+    guidance: str | None = None
+    extra_retries: int = 0
+    resolved_by: str = "human"
+
+
+@dataclass(frozen=True)
+class ResolutionAck:
+    escalation_id: str
+    action: str
+    accepted: bool = True
+
+
+@dataclass
+class TaskStatus:
+    """What the ``status`` query returns."""
+
+    task_id: str
+    title: str
+    phase: str
+    iteration: int
+    retries: int
+    max_retries: int
+    outcome: str | None = None
+    reason: str | None = None
+    commit_id: str | None = None
+    branch: str | None = None
+    last_gates: list[GateResult] = field(default_factory=list)
+    last_verdict: ReviewStep | None = None
+    pending_escalation: Escalation | None = None
+    fingerprints: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    paused: bool = False
+    halted: bool = False
+    events_dropped: int = 0
+    log: list[LogEntry] = field(default_factory=list)
+    context: ContextSnapshot | None = None
+    task_files: list[str] = field(default_factory=list)
+    plan_id: str | None = None
+    worktree: str | None = None
+    base_commit: str | None = None
+    checkpoints: list[str] = field(default_factory=list)
+    assignment: list[str] = field(default_factory=list)
+    """The model registry's suggestion per role, for information: ``models`` say what ran."""
+    subtasks: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)
+    """``provider:model`` that plays each role (developer, reviewer), from the task's spec."""
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """Result of ``TaskWorkflow``: how it ended and the commit, if any."""
+
+    task_id: str
+    outcome: str
+    """``approved``, ``aborted`` or ``cancelled``."""
+    reason: str | None
+    commit_id: str | None
+    iterations: int
+    branch: str | None
+    status: TaskStatus

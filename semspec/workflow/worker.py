@@ -1,0 +1,74 @@
+"""Build and run the Temporal worker that serves task (and plan) workflows."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from semspec.workflow.plan.workflows import PlanWorkflow
+from semspec.workflow.task import context_activities
+from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.workflows import TaskWorkflow
+
+HEARTBEAT_THROTTLE = timedelta(seconds=2)
+
+
+def workflows() -> list[type[Any]]:
+    """Every workflow class the worker registers."""
+    return [TaskWorkflow, PlanWorkflow]
+
+
+def build_worker(
+    client: Client,
+    task_queue: str,
+    publisher: EventPublisher | None,
+    identity: str | None = None,
+) -> Worker:
+    """A worker for the task loop; activities share ``publisher`` for monitor events.
+
+    ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
+    """
+    activities = TaskActivities(publisher)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        identity=identity,
+        workflows=workflows(),
+        activities=[
+            *activities.all(),
+            context_activities.check_budget,
+            context_activities.checkpoint,
+            context_activities.finalize,
+        ],
+        max_concurrent_activities=16,
+        # A cancellation (a halt from the risk monitor) reaches an activity only in the answer
+        # to a heartbeat: send them often enough that a halted step stops within seconds.
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+    )
+
+
+async def run_worker(
+    client: Client,
+    task_queue: str,
+    nats_url: str | None,
+    nats_options: dict[str, Any] | None = None,
+    stop: asyncio.Event | None = None,
+    on_ready: Any = None,
+    identity: str | None = None,
+) -> None:
+    """Run until ``stop`` is set (or forever), then shut down gracefully."""
+    publisher = EventPublisher(nats_url, dict(nats_options or {})) if nats_url else None
+    worker = build_worker(client, task_queue, publisher, identity)
+    try:
+        async with worker:
+            if on_ready is not None:
+                on_ready()
+            await (stop or asyncio.Event()).wait()
+    finally:
+        if publisher is not None:
+            await publisher.close()
