@@ -37,8 +37,8 @@ from semspec.core.logging import configure_logging
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
 from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.task.messages import LoopLimits, RoleSpec, TaskInput, TaskResult, TaskSpec
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.shared import LoopLimits, RoleSpec, TaskInput, TaskResult, TaskSpec
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 

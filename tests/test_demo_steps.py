@@ -9,7 +9,7 @@ from semspec.demo.knowledge import KnowledgeRecord, SopRecord
 from semspec.demo.narrate import MARK, callouts
 from semspec.demo.steps import judge_steps
 from semspec.demo.summary import EscalationRecord, TaskRecord
-from semspec.workflow.task.shared import LogEntry, ReviewStep, TaskStatus
+from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
 
 SOP = "calc-functions"
 FLAG = "flag (warn): scope_creep task t1: touched files outside the task: README.md → warn"

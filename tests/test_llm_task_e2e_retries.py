@@ -21,7 +21,7 @@ from semspec.agents.review_prompt import FORMAT_CORRECTION
 from semspec.client.task_client import submit
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config import load_config
-from semspec.workflow.task.shared import TaskResult, workflow_id_for
+from semspec.workflow.task.messages import TaskResult, workflow_id_for
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, http_error, text
 from tests.fakes.llm_task import (

@@ -30,9 +30,15 @@ from semspec.processors.risk_monitor.streams import CONSUMER
 from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.vocabulary.subjects import MONITOR_STREAM
 from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.plan.shared import PlanInput, PlanResult, PlanTask, plan_workflow_id
+from semspec.workflow.plan.messages import PlanInput, PlanResult, PlanTask, plan_workflow_id
+from semspec.workflow.task.messages import (
+    QUERY_STATUS,
+    Resolution,
+    TaskInput,
+    TaskResult,
+    TaskStatus,
+)
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.shared import QUERY_STATUS, Resolution, TaskInput, TaskResult, TaskStatus
 from semspec.workflow.worker import build_worker
 from tests.support.servers import NatsServer
 from tests.support.tasks import (

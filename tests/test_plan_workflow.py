@@ -21,7 +21,7 @@ from temporalio.worker import Replayer
 
 from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
 from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.plan.shared import (
+from semspec.workflow.plan.messages import (
     PlanInput,
     PlanResult,
     PlanStatus,
@@ -29,7 +29,7 @@ from semspec.workflow.plan.shared import (
     plan_workflow_id,
 )
 from semspec.workflow.plan.workflows import PlanWorkflow
-from semspec.workflow.task.shared import Resolution
+from semspec.workflow.task.messages import Resolution
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from semspec.client.task_render import render_final
 from semspec.workflow.task.activities import suggested_actions
-from semspec.workflow.task.shared import Escalation, TaskStatus
+from semspec.workflow.task.messages import Escalation, TaskStatus
 
 
 def _escalated(task_id: str) -> TaskStatus:

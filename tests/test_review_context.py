@@ -12,8 +12,8 @@ from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
 from semspec.processors.sources.sync import SOP_DIR, sync_sources
 from semspec.workflow.context.windows import DEFAULT_WINDOW
+from semspec.workflow.task.messages import RoleSpec, TaskSpec
 from semspec.workflow.task.review_context import review_context, reviewer_window
-from semspec.workflow.task.shared import RoleSpec, TaskSpec
 
 LONG_INFO = "---\nid: long-notes\ncategory: sop\napplies_to: '*.py'\nseverity: info\n---\n" + (
     "# Notes\n\n" + "Some background the reviewer may like to read. " * 250 + "\n"

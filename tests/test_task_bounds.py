@@ -25,7 +25,7 @@ from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
 from semspec.workflow.performance_graph import GraphPerformanceHistory
 from semspec.workflow.task.context_activities import check_budget
-from semspec.workflow.task.shared import (
+from semspec.workflow.task.messages import (
     QUERY_STATUS,
     BudgetInput,
     Resolution,

@@ -22,7 +22,7 @@ from semspec.client.task_client import submit
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config import load_config
 from semspec.vocabulary.events import RiskSignalInput
-from semspec.workflow.task.shared import Resolution, RoleSpec, TaskResult, workflow_id_for
+from semspec.workflow.task.messages import Resolution, RoleSpec, TaskResult, workflow_id_for
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, RecordedRequest, call
 from tests.fakes.llm_task import (

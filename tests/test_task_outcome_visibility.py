@@ -13,7 +13,7 @@ from temporalio.worker import Worker
 
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.shared import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
+from semspec.workflow.task.messages import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
 from semspec.workflow.task.workflows import TaskWorkflow
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 

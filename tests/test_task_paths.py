@@ -10,7 +10,7 @@ import pytest
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import TaskSpecError
-from semspec.workflow.task.shared import TaskInput
+from semspec.workflow.task.messages import TaskInput
 from tests.support.tasks import GOOD_CALC, write_script
 
 

@@ -10,8 +10,8 @@ from pydantic import ValidationError
 
 from semspec.core.config.models import ScopeConfig, SemspecConfig
 from semspec.workflow.task.context_activities import check_budget
+from semspec.workflow.task.messages import BudgetInput, RoleSpec, TaskSpec
 from semspec.workflow.task.scope import out_of_scope
-from semspec.workflow.task.shared import BudgetInput, RoleSpec, TaskSpec
 
 DEFAULTS = SemspecConfig().scope.allow
 

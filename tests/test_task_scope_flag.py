@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from semspec.vocabulary.events import RiskSignalInput
 from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.task.shared import TaskResult, TaskStatus
+from semspec.workflow.task.messages import TaskResult, TaskStatus
 from semspec.workflow.worker import build_worker
 from tests.support.tasks import (
     GOOD_CALC,

@@ -16,8 +16,8 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from semspec.vocabulary.events import RiskSignalInput
+from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.shared import Resolution, TaskResult
 from semspec.workflow.worker import build_worker
 from tests.support.tasks import (
     BROKEN_CALC,

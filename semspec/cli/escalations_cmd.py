@@ -14,7 +14,7 @@ from semspec.client.task_render import render_failed_gates
 from semspec.core.errors import InputError
 from semspec.services.connect import Endpoints
 from semspec.workflow.task.activities import suggested_actions
-from semspec.workflow.task.shared import RESOLUTION_ACTIONS, Escalation, Resolution
+from semspec.workflow.task.messages import RESOLUTION_ACTIONS, Escalation, Resolution
 
 app = typer.Typer(help="See and answer escalations.", no_args_is_help=True)
 

@@ -15,7 +15,7 @@ from semspec.cli.runtime import jsonable, run_with_client
 from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
 from semspec.client.plan_spec import load_plan
 from semspec.services.connect import Endpoints
-from semspec.workflow.plan.shared import APPROVED, PlanStatus, plan_workflow_id
+from semspec.workflow.plan.messages import APPROVED, PlanStatus, plan_workflow_id
 
 app = typer.Typer(help="Submit and follow plans of dependent tasks.", no_args_is_help=True)
 

@@ -27,7 +27,7 @@ from semspec.client.task_render import render_entry, render_final, render_log, r
 from semspec.client.task_spec import TaskDraft, build_task_input, draft_from_yaml
 from semspec.core.errors import TaskSpecError
 from semspec.services.connect import Endpoints
-from semspec.workflow.task.shared import TaskStatus
+from semspec.workflow.task.messages import TaskStatus
 
 app = typer.Typer(help="Submit and follow tasks.", no_args_is_help=True)
 

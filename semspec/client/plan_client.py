@@ -12,7 +12,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_client import task_status
 from semspec.core.errors import InputError, NotFoundError, SemspecError
-from semspec.workflow.plan.shared import (
+from semspec.workflow.plan.messages import (
     QUERY_STATUS,
     RUNNING,
     PlanInput,

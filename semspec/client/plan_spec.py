@@ -31,7 +31,7 @@ import yaml
 from semspec.client.task_spec import TaskDraft, build_task_input, new_task_id, reject_unknown_keys
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import TaskSpecError
-from semspec.workflow.plan.shared import PlanInput, PlanTask
+from semspec.workflow.plan.messages import PlanInput, PlanTask
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _PLAN_KEYS = {"id", "title", "description", "tasks"}

@@ -17,7 +17,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.core.errors import InputError, NotFoundError, SemspecError
-from semspec.workflow.task.shared import (
+from semspec.workflow.task.messages import (
     QUERY_STATUS,
     UPDATE_RESOLVE,
     Resolution,

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.gates.types import GateResult
-from semspec.workflow.task.shared import LogEntry, ReviewStep, TaskStatus
+from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
 
 GATE_TAIL_LINES = 20
 GATE_TAIL_CHARS = 2_000

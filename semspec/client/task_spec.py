@@ -23,7 +23,7 @@ from semspec.core.errors import TaskSpecError
 from semspec.core.run_folder import run_dir_of
 from semspec.model.role_check import check_task_role
 from semspec.workflow.gates.presets import resolve_gates
-from semspec.workflow.task.shared import LoopLimits, RoleSpec, TaskInput, TaskSpec
+from semspec.workflow.task.messages import LoopLimits, RoleSpec, TaskInput, TaskSpec
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _TASK_KEYS = {

@@ -10,7 +10,7 @@ from temporalio.client import Client, WorkflowQueryFailedError
 
 from semspec.client.task_client import task_status
 from semspec.core.errors import SemspecError
-from semspec.workflow.task.shared import Escalation, LogEntry, TaskStatus
+from semspec.workflow.task.messages import Escalation, LogEntry, TaskStatus
 
 POLL_S = 0.25
 QUERY_FAILURE_GRACE_S = 20.0

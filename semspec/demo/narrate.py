@@ -8,7 +8,7 @@ from __future__ import annotations
 from semspec.demo.knowledge import KnowledgeRecord
 from semspec.demo.steps import NO_NEW_EVIDENCE, PRESSURE_CHECKPOINT, step_title
 from semspec.demo.summary import StepRecord, TaskRecord, is_scope_flag
-from semspec.workflow.task.shared import LogEntry
+from semspec.workflow.task.messages import LogEntry
 
 MARK = ">>"
 """Starts every line that names one of the demo's steps."""

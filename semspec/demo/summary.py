@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semspec.demo.knowledge import KnowledgeRecord
-from semspec.workflow.task.shared import Escalation, LogEntry, TaskStatus
+from semspec.workflow.task.messages import Escalation, LogEntry, TaskStatus
 
 SCOPE_CREEP = "scope_creep"
 

@@ -19,7 +19,7 @@ from semspec.demo.sample import SampleRepo
 from semspec.demo.story import MUL_GUIDANCE, DemoTask
 from semspec.demo.summary import EscalationRecord, TaskRecord
 from semspec.services.connect import Endpoints
-from semspec.workflow.task.shared import LogEntry, Resolution, TaskInput, TaskStatus
+from semspec.workflow.task.messages import LogEntry, Resolution, TaskInput, TaskStatus
 
 RESOLVED_BY = "human (semspec demo --yes)"
 

@@ -68,7 +68,7 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     from temporalio.testing import WorkflowEnvironment
 
     from semspec.services.specs import binary
-    from semspec.workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
+    from semspec.workflow.task.messages import UPDATE_RESOLVE, Resolution, TaskResult
     from semspec.workflow.worker import build_worker
     from tests.support.repos import make_repo
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
@@ -107,7 +107,7 @@ async def record_signals(
 
     from semspec.services.specs import binary
     from semspec.vocabulary.events import RiskSignalInput
-    from semspec.workflow.task.shared import UPDATE_RESOLVE, Resolution, TaskResult
+    from semspec.workflow.task.messages import UPDATE_RESOLVE, Resolution, TaskResult
     from semspec.workflow.worker import build_worker
     from tests.support.repos import make_repo
     from tests.support.slow_gate import gate_pid, slow_gate

@@ -11,7 +11,7 @@ import yaml
 from temporalio.client import Client, WorkflowHandle
 
 from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.task.shared import (
+from semspec.workflow.task.messages import (
     QUERY_STATUS,
     LoopLimits,
     RoleSpec,

@@ -24,7 +24,7 @@ from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from semspec.workflow.plan.shared import (
+    from semspec.workflow.plan.messages import (
         APPROVED,
         CANCELLED,
         FAILED,
@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
-    from semspec.workflow.task.shared import TaskResult, workflow_id_for
+    from semspec.workflow.task.messages import TaskResult, workflow_id_for
     from semspec.workflow.task.workflows import TaskWorkflow
 
 

@@ -30,10 +30,7 @@ from semspec.workflow.git.identity import repository_identity
 from semspec.workflow.git.worktree import ensure_worktree
 from semspec.workflow.task.context_activities import developer_context, repo_config
 from semspec.workflow.task.failures import to_application_error
-from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.review_context import review_context
-from semspec.workflow.task.scope import out_of_scope
-from semspec.workflow.task.shared import (
+from semspec.workflow.task.messages import (
     CommitInput,
     CommitStep,
     DeveloperInput,
@@ -51,6 +48,9 @@ from semspec.workflow.task.shared import (
     Workspace,
     WorkspaceInput,
 )
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.review_context import review_context
+from semspec.workflow.task.scope import out_of_scope
 
 T = TypeVar("T")
 FEEDBACK_CHARS = 8_000

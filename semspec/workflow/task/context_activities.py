@@ -32,7 +32,7 @@ from semspec.workflow.git.diff import worktree_diff
 from semspec.workflow.knowledge import decisions_for, record_convention, record_decision
 from semspec.workflow.performance_graph import GraphPerformanceHistory
 from semspec.workflow.task.failures import to_application_error
-from semspec.workflow.task.shared import (
+from semspec.workflow.task.messages import (
     BudgetInput,
     BudgetOutcome,
     CheckpointInput,

@@ -15,7 +15,7 @@ from semspec.workflow.context.assembler import assemble_review_context
 from semspec.workflow.context.assembler_model import AssemblyRequest
 from semspec.workflow.context.windows import role_window_in
 from semspec.workflow.task.context_activities import graph_of, repo_config
-from semspec.workflow.task.shared import TaskSpec
+from semspec.workflow.task.messages import TaskSpec
 
 
 def reviewer_window(repo: Path, config: SemspecConfig, model: str | None = None) -> int:

@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.gates import types as _gate_types  # noqa: F401
     from semspec.workflow.task import context_activities
     from semspec.workflow.task.activities import TaskActivities
-    from semspec.workflow.task.shared import (
+    from semspec.workflow.task.messages import (
         QUERY_STATUS,
         RESOLUTION_ACTIONS,
         SIGNAL_FLAG,

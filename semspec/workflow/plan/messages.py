@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from semspec.workflow.task.shared import TaskInput
+from semspec.workflow.task.messages import TaskInput
 
 WORKFLOW_NAME = "PlanWorkflow"
 QUERY_STATUS = "status"
