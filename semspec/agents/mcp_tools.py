@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from semspec.agents.stabilization.gate import ReadArgs
@@ -89,6 +90,15 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 ]
 
 
+def _file_bytes(path: Path, rel: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file, else None; ``ToolError`` naming ``rel``
+    when the file system refuses it (no permission, a name longer than it allows)."""
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError as exc:
+        raise ToolError(f"{rel!r} cannot be read: {exc.strerror or exc}") from None
+
+
 def _ints(args: dict[str, Any], name: str) -> int | None:
     value = args.get(name)
     if value is None:
@@ -139,10 +149,10 @@ class McpToolset:
         return handler(args)
 
     def _load(self, rel: str) -> list[str]:
-        path = self.workspace.resolve(rel)
-        if not path.is_file():
+        data = _file_bytes(self.workspace.resolve(rel), rel)
+        if data is None:
             raise ToolError(f"{rel!r} is not a file")
-        return path.read_bytes().decode("utf-8", "replace").splitlines()
+        return data.decode("utf-8", "replace").splitlines()
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         query = args.get("query")
@@ -195,9 +205,13 @@ class McpToolset:
         if match is None:
             return {"pointer": pointer, "ok": False, "error": "expected path:start-end#hash"}
         path = self.workspace.resolve(match["path"])
-        if not path.is_file():
+        try:
+            data = _file_bytes(path, match["path"])
+        except ToolError as exc:
+            return {"pointer": pointer, "ok": False, "error": str(exc)}
+        if data is None:
             return {"pointer": pointer, "ok": False, "error": "file no longer exists"}
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(data).hexdigest()
         if not digest.startswith(match["hash"]):
             return {
                 "pointer": pointer,

@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import typer
 
 from semspec import __version__
-from semspec.agents.mcp_server import McpServer
-from semspec.agents.mcp_tools import McpToolset, PackBuilder
-from semspec.agents.stabilization import StabilizationPolicy, Stabilizer
-from semspec.agents.stabilization.policy import GateMode
-from semspec.agents.stabilization.session import new_connection_id
-from semspec.agents.workspace import ToolError, Workspace
 from semspec.cli.context import cli_context
-from semspec.core.config import SemspecConfig
 from semspec.core.errors import InputError, SemspecError
+
+if TYPE_CHECKING:
+    from semspec.agents.mcp_tools import PackBuilder
+    from semspec.core.config import SemspecConfig
 
 GATE_MODES = ("enforce", "advise", "off")
 
 
 def _pack_builder(config: SemspecConfig, repo: Path) -> PackBuilder:
     """Meaning packs from the code index; the store is opened per call so a worker can share it."""
+
+    from semspec.agents.workspace import ToolError
 
     def build(paths: Sequence[str]) -> str:
         from semspec.graph.access import open_graph
@@ -49,6 +47,14 @@ def mcp(
     ),
 ) -> None:
     """Serve the repository's read/search tools to an external agent over MCP (stdio)."""
+    # The MCP SDK alone takes longer to import than the rest of the CLI: only this command pays.
+    from semspec.agents.mcp_server import build_server, serve_stdio
+    from semspec.agents.mcp_tools import McpToolset
+    from semspec.agents.stabilization import StabilizationPolicy, Stabilizer
+    from semspec.agents.stabilization.policy import GateMode
+    from semspec.agents.stabilization.session import new_connection_id
+    from semspec.agents.workspace import Workspace
+
     if gate not in GATE_MODES:
         raise InputError(
             f"--gate: unknown mode {gate!r}", hint=f"use one of {', '.join(GATE_MODES)}"
@@ -60,7 +66,7 @@ def mcp(
         connection_id=new_connection_id(),  # stdio is one connection
         pack=_pack_builder(cli.config, cli.repo),
     )
-    McpServer(toolset, version=__version__).serve(sys.stdin, sys.stdout)
+    serve_stdio(build_server(toolset, version=__version__))
 
 
 def register(root: typer.Typer) -> None:
