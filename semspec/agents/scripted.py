@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from semspec.agents.protocol import (
@@ -36,6 +35,7 @@ from semspec.agents.protocol import (
     ReviewVerdict,
 )
 from semspec.core.errors import ScriptError
+from semspec.core.yaml_files import read_yaml
 
 
 class _Strict(BaseModel):
@@ -91,11 +91,9 @@ def load_script(path: Path) -> Script:
     """Parse and validate a script, naming the file and field of any problem."""
     shown = str(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path).data
     except FileNotFoundError:
         raise ScriptError("file not found", path=shown, hint="check the script path") from None
-    except yaml.YAMLError as exc:
-        raise ScriptError(f"not valid YAML: {exc}", path=shown) from None
     if not isinstance(raw, dict):
         raise ScriptError("top level must be a mapping with `iterations:`", path=shown)
     try:

@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from semspec.client.task_spec import TaskDraft, build_task_input, new_task_id, reject_unknown_keys
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import TaskSpecError
+from semspec.core.yaml_files import read_yaml
 from semspec.workflow.plan.messages import PlanInput, PlanTask
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -66,11 +65,9 @@ class PlanDraft:
 def draft_plan_from_yaml(path: Path) -> PlanDraft:
     """Read a plan file; malformed keys and values are errors naming the task and key."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path).data
     except FileNotFoundError:
         raise TaskSpecError(f"plan file {path} not found", field="PLAN_FILE") from None
-    except yaml.YAMLError as exc:
-        raise TaskSpecError(f"{path} is not valid YAML: {exc}", field="PLAN_FILE") from None
     if not isinstance(raw, dict):
         raise TaskSpecError(
             f"{path} must hold a mapping with `title:` and `tasks:`", field="PLAN_FILE"

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-import yaml
 
 from semspec.agents.scripted import load_script
 from semspec.client.task_paths import task_path
@@ -21,6 +20,7 @@ from semspec.core.config.models import RoleModel, SemspecConfig
 from semspec.core.config.roles import did_you_mean
 from semspec.core.errors import TaskSpecError
 from semspec.core.run_folder import run_dir_of
+from semspec.core.yaml_files import read_yaml
 from semspec.model.role_check import check_task_role
 from semspec.workflow.gates.presets import resolve_gates
 from semspec.workflow.task.messages import LoopLimits, RoleSpec, TaskInput, TaskSpec
@@ -66,11 +66,9 @@ def new_task_id(title: str) -> str:
 def draft_from_yaml(path: Path) -> TaskDraft:
     """Read a task file; unknown keys and wrong types are errors naming the key."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path).data
     except FileNotFoundError:
         raise TaskSpecError(f"task file {path} not found", field="-f") from None
-    except yaml.YAMLError as exc:
-        raise TaskSpecError(f"{path} is not valid YAML: {exc}", field="-f") from None
     if not isinstance(raw, dict):
         raise TaskSpecError(f"{path} must hold a mapping with at least `title:`", field="-f")
     reject_unknown_keys(path, raw, _TASK_KEYS, "")

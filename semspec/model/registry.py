@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from semspec.core.errors import ConfigError, NotFoundError
+from semspec.core.yaml_files import deep_merge
 from semspec.model.profiles import ModelSpec, Role
 from semspec.model.registry_file import RegistryFile, read_registry_file
 from semspec.model.shipped_configs import configs_dir
@@ -61,16 +62,6 @@ class ModelRegistry:
         return [spec for spec in self if spec.can(role)]
 
 
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def _validate(ident: str, raw: Mapping[str, Any], files: list[RegistryFile]) -> ModelSpec:
     """Validate one merged entry, blaming the last file that set the offending field."""
     try:
@@ -86,7 +77,7 @@ def _validate(ident: str, raw: Mapping[str, Any], files: list[RegistryFile]) -> 
             item["msg"] if item["type"] != "extra_forbidden" else "unknown key",
             path=str(blamed.path),
             field=field,
-            line=blamed.line_of(loc),
+            line=blamed.document.line_of(loc),
             hint="see configs/models.yaml for the documented form of an entry",
         ) from None
 
@@ -128,6 +119,6 @@ def _load(paths: list[Path]) -> ModelRegistry:
             if entry is None:
                 merged.pop(ident, None)
             else:
-                merged[ident] = _merge(merged.get(ident, {}), entry)
+                merged[ident] = deep_merge(merged.get(ident, {}), entry)
     specs = {ident: _validate(ident, raw, files) for ident, raw in merged.items()}
     return ModelRegistry(specs)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from semspec.core.config.models import ModelsConfig, RoleModel, SemspecConfig
 from semspec.core.config.roles import did_you_mean, role_issues
 from semspec.core.errors import ConfigError
+from semspec.core.yaml_files import YamlDocument, deep_merge, parse_yaml, read_yaml
 
 CONFIG_RELATIVE = Path(".semspec") / "config.yaml"
 ENV_PREFIX = "SEMSPEC_"
@@ -55,28 +55,6 @@ def config_path(repo: Path) -> Path:
     return repo / CONFIG_RELATIVE
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[str | int, ...]) -> int | None:
-    """1-based line of the key (or list item) at ``loc``, or of its nearest existing parent.
-
-    A key's own line, not its value's: for a block value such as an unknown section the value
-    starts a line below the name the user has to fix.
-    """
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            pair = next(((k, v) for k, v in node.value if k.value == key), None)
-            if pair is None:
-                return line
-            line = pair[0].start_mark.line + 1
-            node = pair[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
-
-
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     """Nested dict from ``SEMSPEC_SECTION__FIELD=value`` variables (values parsed as YAML)."""
     nested: dict[str, Any] = {}
@@ -87,8 +65,8 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
         if not parts:
             continue
         try:
-            value = yaml.safe_load(raw) if raw else raw
-        except yaml.YAMLError:
+            value = parse_yaml(raw, name).data if raw else raw
+        except ConfigError:
             value = raw
         cursor = nested
         for part in parts[:-1]:
@@ -98,16 +76,6 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
         else:
             cursor[parts[-1]] = value
     return nested
-
-
-def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def _expected_form(error_type: str, ctx: Mapping[str, Any] | None) -> str | None:
@@ -180,7 +148,7 @@ def _unknown_key_hint(loc: tuple[str | int, ...], from_env: bool) -> str | None:
 
 
 def _origin(
-    loc: tuple[str | int, ...], path: str, root: yaml.Node | None, from_env: dict[str, Any]
+    loc: tuple[str | int, ...], document: YamlDocument, from_env: dict[str, Any]
 ) -> tuple[str, int | None]:
     """Where the value at ``loc`` came from: an environment variable, or the file and line."""
     probe: Any = from_env
@@ -188,21 +156,21 @@ def _origin(
         probe = probe.get(key) if isinstance(probe, dict) else None
     if probe is not None:
         return f"environment {_env_name(loc)}", None
-    return path, _line_of(root, loc)
+    return document.path, document.line_of(loc)
 
 
 def _problems(
-    err: ValidationError, path: str, root: yaml.Node | None, from_env: dict[str, Any]
+    err: ValidationError, document: YamlDocument, from_env: dict[str, Any]
 ) -> list[ConfigProblem]:
     problems = []
     for item in err.errors():
         loc = tuple(item["loc"])
-        source, line = _origin(loc, path, root, from_env)
+        source, line = _origin(loc, document, from_env)
         message = item["msg"]
         hint = None
         if item["type"] == "extra_forbidden":
             message = "unknown key"
-            hint = _unknown_key_hint(loc, from_env=source != path)
+            hint = _unknown_key_hint(loc, from_env=source != document.path)
         elif item["type"] == "value_error":
             # Our own validators' words, without pydantic's "Value error, " prefix.
             message = message.removeprefix("Value error, ")
@@ -222,8 +190,7 @@ def _problems(
 def _role_problems(
     data: Mapping[str, Any],
     model_ids: Collection[str] | None,
-    path: str,
-    root: yaml.Node | None,
+    document: YamlDocument,
     from_env: dict[str, Any],
 ) -> list[ConfigProblem]:
     """Unknown providers (and, given the registry's ids, unknown models) of the roles."""
@@ -237,7 +204,7 @@ def _role_problems(
             continue  # the whole-config validation reports it
         for issue in role_issues(role, model_ids):
             loc = ("models", name, issue.key)
-            source, line = _origin(loc, path, root, from_env)
+            source, line = _origin(loc, document, from_env)
             field = ".".join(loc)
             problems.append(
                 ConfigProblem(source, field, issue.message, line, issue.expected, issue.hint)
@@ -260,28 +227,24 @@ def check_config(
     environ = os.environ if environ is None else environ
     path = config_path(repo)
     shown = str(path)
-    raw: Any = {}
-    root: yaml.Node | None = None
+    document = YamlDocument(shown, {}, None)
     if path.exists():
-        text = path.read_text(encoding="utf-8")
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
-            raw = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            problem = getattr(exc, "problem", None) or str(exc)
-            return None, [ConfigProblem(shown, "", f"not valid YAML: {problem}", line)]
-        if not isinstance(raw, dict):
+            document = read_yaml(path)
+        except ConfigError as exc:
+            return None, [ConfigProblem(shown, "", exc.problem, exc.line, hint=exc.hint)]
+        if not document.data:  # an empty file (or an empty value) is the defaults
+            document = YamlDocument(shown, {}, document.root)
+        if not isinstance(document.data, dict):
             return None, [ConfigProblem(shown, "", "top level is not a mapping", 1, "a mapping")]
     from_env = _env_overrides(environ)
-    data = _merge(raw, from_env)
-    problems = _role_problems(data, model_ids, shown, root, from_env)
+    data = deep_merge(document.data, from_env)
+    problems = _role_problems(data, model_ids, document, from_env)
     config: SemspecConfig | None = None
     try:
         config = SemspecConfig.model_validate(data)
     except ValidationError as err:
-        problems += _problems(err, shown, root, from_env)
+        problems += _problems(err, document, from_env)
     if problems:
         # In the order of the file (as a user fixes them), environment problems last.
         problems.sort(key=lambda p: (p.line is None, p.line or 0))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import yaml
-
+from semspec.core.errors import ConfigError
+from semspec.core.yaml_files import parse_yaml
 from semspec.model.tokens import TokenCounter, count_tokens
 from semspec.processors.sources import sop_markdown
 from semspec.vocabulary.applies_to import glob_problem
@@ -49,12 +49,10 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
         raise SopProblem("bad front matter: the opening '---' has no closing '---'")
     end = closing[0]
     try:
-        meta = yaml.safe_load("".join(lines[1:end]))
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line_no = f" (line {where.line + 2})" if where is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise SopProblem(f"bad front matter{line_no}: {problem}") from exc
+        meta = parse_yaml("".join(lines[1:end]), "front matter", first_line=2).data
+    except ConfigError as exc:
+        line_no = f" (line {exc.line})" if exc.line is not None else ""
+        raise SopProblem(f"bad front matter{line_no}: {exc.problem}") from exc
     if not isinstance(meta, dict):
         raise SopProblem("bad front matter: expected key: value pairs")
     return {str(k): v for k, v in meta.items()}, "".join(lines[end + 1 :])

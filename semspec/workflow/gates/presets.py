@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from semspec.core.config.models import GateCommand, GateOverride, GatesConfig
 from semspec.core.errors import ConfigError
+from semspec.core.yaml_files import read_yaml
 from semspec.model.shipped_configs import configs_dir
 from semspec.workflow.gates.types import GateSpec
 
@@ -37,15 +37,7 @@ def load_preset(preset: str, presets_dir: Path | None = None) -> list[GateSpec]:
             field="gates.preset",
             hint="use one of python, go, node, rust or none",
         )
-    try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-            path=shown,
-            line=mark.line + 1 if mark is not None else None,
-        ) from exc
+    data: Any = read_yaml(path).data
     if not isinstance(data, dict) or not isinstance(data.get("gates"), list):
         raise ConfigError("preset has no gate list", path=shown, expected="gates: [ ... ]")
     specs: list[GateSpec] = []
