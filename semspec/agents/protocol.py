@@ -10,9 +10,9 @@ so tests hand in a real alternative rather than patching.
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from semspec.vocabulary.review import Severity, Verdict
+
 DeveloperOutcome = Literal["submitted", "step_limit", "budget_exhausted", "failed"]
-Verdict = Literal["approve", "request_changes", "reject", "need_more_info"]
-VERDICTS: tuple[str, ...] = ("approve", "request_changes", "reject", "need_more_info")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Finding:
     """One reviewer finding."""
 
     message: str
-    severity: Literal["error", "warning", "info"] = "error"
+    severity: Severity = "error"
     file: str | None = None
     line: int | None = None
     sop_id: str | None = None

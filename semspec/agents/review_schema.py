@@ -1,15 +1,20 @@
-"""The reviewer's verdict schema and the parser that turns model text into a validated verdict."""
+"""The reviewer's answer schema and the parser that turns model text into a validated verdict.
+
+``ReviewAnswer`` is the one schema of a reviewer's output: the LLM reviewer parses model replies
+into ``VerdictModel`` (its stricter form) and the scripted provider reads scripts into its own
+strict-keyed form (``semspec.agents.scripted``); both become the protocol's ``ReviewVerdict``.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from semspec.agents.evidence import NEEDED_EVIDENCE_TYPES_MAX, EvidenceType
 from semspec.agents.protocol import Finding, NotedPattern, ReviewVerdict
+from semspec.vocabulary.review import Severity, Verdict
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.S)
 
@@ -18,14 +23,16 @@ class VerdictFormatError(ValueError):
     """The model's reply is not a verdict; the message says what to fix."""
 
 
+# Comments, not docstrings, on these models: a docstring would show in the JSON schema of the
+# prompt (``SCHEMA_TEXT``).
 class _Model(BaseModel):
     # Extra keys are ignored: models add commentary fields, and rejecting them only costs retries.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class FindingModel(_Model):
     message: str = Field(min_length=1)
-    severity: Literal["error", "warning", "info"] = "error"
+    severity: Severity = "error"
     file: str | None = None
     line: int | None = Field(default=None, ge=1)
     sop_id: str | None = None
@@ -38,13 +45,34 @@ class PatternModel(_Model):
     applies_to: str = "*"
 
 
-class VerdictModel(_Model):
-    verdict: Literal["approve", "request_changes", "reject", "need_more_info"]
+class ReviewAnswer(_Model):
+    # The fields of every reviewer's answer, whoever plays the role.
+    verdict: Verdict
     summary: str = ""
-    findings: list[FindingModel] = Field(default_factory=list)
-    noted_patterns: list[PatternModel] = Field(default_factory=list)
-    needed_evidence: list[EvidenceType] = Field(
-        default_factory=list, max_length=NEEDED_EVIDENCE_TYPES_MAX
+    findings: tuple[FindingModel, ...] = Field(default_factory=tuple)
+    noted_patterns: tuple[PatternModel, ...] = Field(default_factory=tuple)
+    needed_evidence: tuple[str, ...] = Field(default_factory=tuple)
+
+    def to_verdict(
+        self, *, reviewer: str, tokens_used: int, reason: str | None = None
+    ) -> ReviewVerdict:
+        """The protocol's ``ReviewVerdict`` for this validated answer."""
+        return ReviewVerdict(
+            verdict=self.verdict,
+            summary=self.summary,
+            findings=[Finding(**f.model_dump()) for f in self.findings],
+            noted_patterns=[NotedPattern(**p.model_dump()) for p in self.noted_patterns],
+            needed_evidence=[str(e) for e in self.needed_evidence],
+            reviewer=reviewer,
+            tokens_used=tokens_used,
+            reason=reason,
+        )
+
+
+class VerdictModel(ReviewAnswer):
+    # A model's answer: evidence only from the allowlist, and a verdict its fields support.
+    needed_evidence: tuple[EvidenceType, ...] = Field(
+        default_factory=tuple, max_length=NEEDED_EVIDENCE_TYPES_MAX
     )
 
     @model_validator(mode="after")
@@ -54,18 +82,6 @@ class VerdictModel(_Model):
         if self.verdict == "request_changes" and not self.findings:
             raise ValueError("request_changes must list at least one finding")
         return self
-
-    def to_verdict(self, *, reviewer: str, tokens_used: int) -> ReviewVerdict:
-        """The protocol's ``ReviewVerdict`` for this validated answer."""
-        return ReviewVerdict(
-            verdict=self.verdict,
-            summary=self.summary,
-            findings=[Finding(**f.model_dump()) for f in self.findings],
-            noted_patterns=[NotedPattern(**p.model_dump()) for p in self.noted_patterns],
-            needed_evidence=[e.value for e in self.needed_evidence],
-            reviewer=reviewer,
-            tokens_used=tokens_used,
-        )
 
 
 SCHEMA_TEXT = json.dumps(VerdictModel.model_json_schema(), indent=1)

@@ -22,56 +22,52 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from semspec.agents.protocol import (
+    DeveloperOutcome,
     DeveloperRequest,
     DeveloperResult,
-    Finding,
-    NotedPattern,
     ReviewRequest,
     ReviewVerdict,
 )
+from semspec.agents.review_schema import FindingModel, PatternModel, ReviewAnswer
 from semspec.core.errors import ScriptError
 from semspec.core.yaml_files import read_yaml
 
 
 class _Strict(BaseModel):
+    # Unlike a model's reply, a script is written by hand: an unknown key is a typo to report.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ScriptedDeveloperStep(_Strict):
     summary: str = ""
-    outcome: Literal["submitted", "step_limit", "budget_exhausted", "failed"] = "submitted"
+    outcome: DeveloperOutcome = "submitted"
     reason: str | None = None
     write: dict[str, str] = Field(default_factory=dict)
     delete: list[str] = Field(default_factory=list)
     tokens: int = Field(default=0, ge=0)
 
 
-class ScriptedFinding(_Strict):
-    message: str
-    severity: Literal["error", "warning", "info"] = "error"
-    file: str | None = None
-    line: int | None = None
-    sop_id: str | None = None
-    criterion: str | None = None
+class ScriptedFinding(FindingModel, _Strict):
+    pass
 
 
-class ScriptedPattern(_Strict):
-    name: str
-    description: str
-    applies_to: str = "*"
+class ScriptedPattern(PatternModel, _Strict):
+    pass
 
 
-class ScriptedReview(_Strict):
-    verdict: Literal["approve", "request_changes", "reject", "need_more_info"]
-    summary: str = ""
-    findings: list[ScriptedFinding] = Field(default_factory=list)
-    noted_patterns: list[ScriptedPattern] = Field(default_factory=list)
-    needed_evidence: list[str] = Field(default_factory=list)
+class ScriptedReview(ReviewAnswer, _Strict):
+    """The reviewer's answer schema, strict-keyed, plus what a script fixes by hand.
+
+    ``needed_evidence`` takes any name (not only the allowlist) and a verdict need not be
+    consistent, so a script can play a reviewer that misbehaves.
+    """
+
+    findings: tuple[ScriptedFinding, ...] = Field(default_factory=tuple)
+    noted_patterns: tuple[ScriptedPattern, ...] = Field(default_factory=tuple)
     reason: str | None = None
     tokens: int = Field(default=0, ge=0)
 
@@ -155,15 +151,8 @@ class ScriptedReviewer:
         entry = _entry(self.script, request.iteration)
         review = entry.reviewer_followup if self.followup and entry.reviewer_followup else None
         review = review or entry.reviewer or _last_review(self.script, request.iteration)
-        return ReviewVerdict(
-            verdict=review.verdict,
-            summary=review.summary,
-            findings=[Finding(**f.model_dump()) for f in review.findings],
-            noted_patterns=[NotedPattern(**p.model_dump()) for p in review.noted_patterns],
-            needed_evidence=list(review.needed_evidence),
-            reviewer=self.script.reviewer_name,
-            tokens_used=review.tokens,
-            reason=review.reason,
+        return review.to_verdict(
+            reviewer=self.script.reviewer_name, tokens_used=review.tokens, reason=review.reason
         )
 
 

@@ -48,5 +48,3 @@ PATH: Final = SEMSPEC["source.doc.path"]
 INGEST_FORMAT: Final = SEMSPEC["source.doc.ingest_format"]
 """Version of the ingestion that wrote the SOP; an older one is re-ingested by the next sync."""
 
-SEVERITIES: Final = ("error", "warning", "info")
-"""Allowed severities, most important first."""

@@ -10,7 +10,7 @@ from semspec.core.yaml_files import parse_yaml
 from semspec.model.tokens import TokenCounter, count_tokens
 from semspec.processors.sources import sop_markdown
 from semspec.vocabulary.applies_to import glob_problem
-from semspec.vocabulary.source import SEVERITIES
+from semspec.vocabulary.review import SEVERITIES
 
 MAX_CHUNK_TOKENS = 400
 """Upper bound of one chunk; small enough that budget trimming works chunk by chunk."""

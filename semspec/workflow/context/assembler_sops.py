@@ -12,6 +12,7 @@ from semspec.graph.store import GraphStore, Row
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.applies_to import any_matches, lookup_keys
 from semspec.vocabulary.namespaces import SOP_GRAPH_PREFIX
+from semspec.vocabulary.review import SEVERITIES
 
 
 @dataclass
@@ -105,7 +106,7 @@ def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> li
     for sop, found in chunks.items():
         if sop in parents:
             parents[sop].chunks = [text for _, text in sorted(found)]
-    rank = {name: i for i, name in enumerate(sd.SEVERITIES)}
+    rank: dict[str, int] = {name: i for i, name in enumerate(SEVERITIES)}
     return sorted(parents.values(), key=lambda s: (rank.get(s.severity, 99), s.sop_id))
 
 
