@@ -7,10 +7,11 @@ fields can be added later without breaking recorded histories. Names here are an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from semspec.agents.protocol import Finding
 from semspec.vocabulary.events import RiskSignalInput
+from semspec.vocabulary.review import Verdict
 from semspec.workflow.context.monitor import ContextSnapshot
 from semspec.workflow.gates.types import GateResult, GateSpec
 
@@ -22,19 +23,25 @@ SIGNAL_HALT = "halt"
 SIGNAL_FLAG = "flag"
 
 ResolutionAction = Literal["retry", "approve", "abort", "extend_budget"]
-RESOLUTION_ACTIONS: tuple[str, ...] = ("retry", "approve", "abort", "extend_budget")
+RESOLUTION_ACTIONS: tuple[ResolutionAction, ...] = get_args(ResolutionAction)
 Phase = Literal[
     "starting",
+    "budget",
+    "subtasks",
     "workspace",
     "developer",
     "gates",
     "reviewer",
     "committing",
+    "checkpoint",
     "escalated",
     "paused",
     "finishing",
     "done",
 ]
+"""Where a task is (``TaskStatus.phase``); ``paused`` only in statuses of older runs."""
+EscalationSource = Literal["loop", "pause", "halt"]
+"""Who asked a human: the task's own bounds, or the risk signal that stopped it."""
 
 
 def workflow_id_for(task_id: str) -> str:
@@ -315,7 +322,7 @@ class ReviewInput:
 class ReviewStep:
     """The reviewer's verdict as the workflow records it."""
 
-    verdict: str
+    verdict: Verdict
     summary: str
     findings: list[Finding]
     reviewer: str
@@ -370,7 +377,7 @@ class Escalation:
     iteration: int
     retries: int
     fingerprint: str | None = None
-    source: str = "loop"
+    source: EscalationSource = "loop"
     """``loop`` for the task's own bounds, or the risk signal (``pause``/``halt``) that asked."""
 
 
@@ -396,7 +403,7 @@ class PublishResult:
 class Resolution:
     """A human's answer to an escalation (the ``resolve_escalation`` update's argument)."""
 
-    action: str
+    action: ResolutionAction
     guidance: str | None = None
     extra_retries: int = 0
     resolved_by: str = "human"
@@ -405,7 +412,7 @@ class Resolution:
 @dataclass(frozen=True)
 class ResolutionAck:
     escalation_id: str
-    action: str
+    action: ResolutionAction
     accepted: bool = True
 
 
@@ -415,7 +422,7 @@ class TaskStatus:
 
     task_id: str
     title: str
-    phase: str
+    phase: Phase
     iteration: int
     retries: int
     max_retries: int

@@ -1,16 +1,17 @@
 """``TaskWorkflow``: the durable developer → gates → reviewer loop of one task.
 
 Deterministic: all I/O is in ``semspec.workflow.task.activities``. The loop is bounded by retries,
-iterations and evidence fingerprints; whenever a bound is hit it escalates and waits for a
-human's ``resolve_escalation`` update.
+iterations and evidence fingerprints (``bounds``); whenever a bound is hit it escalates and waits
+for a human's ``resolve_escalation`` update.
 
-Risk-monitor signals: ``flag`` is a note for the reviewer. ``halt`` and ``pause`` stop the step
-that is running: its activity (developer, gates or reviewer) is cancelled and the workflow waits
-until the cancellation is done (the gate's process group is ended, the agent's LLM call is
-abandoned), then a halt escalates to a human (source ``halt``; after a ``retry`` answer the loop
-runs the next iteration with the guidance) and a pause saves a checkpoint at once and continues
-in a fresh run, escalating (source ``pause``) only when no checkpoint is left. The commit and the
-short bookkeeping activities are not interrupted; a halt that arrives before the commit stops it.
+Risk-monitor signals (held in ``risk_signals``): ``flag`` is a note for the reviewer. ``halt`` and
+``pause`` stop the step that is running: its activity (developer, gates or reviewer) is cancelled
+and the workflow waits until the cancellation is done (the gate's process group is ended, the
+agent's LLM call is abandoned), then a halt escalates to a human (source ``halt``; after a
+``retry`` answer the loop runs the next iteration with the guidance) and a pause saves a
+checkpoint at once and continues in a fresh run, escalating (source ``pause``) only when no
+checkpoint is left. The commit and the short bookkeeping activities are not interrupted; a halt
+that arrives before the commit stops it.
 
 A checkpoint (continue-as-new) carries every bound: retries, granted retries and iterations,
 the last feedback, unused guidance, tokens and time spent, the context window.
@@ -19,50 +20,45 @@ the last feedback, unused guidance, tokens and time spent, the context window.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import asdict, replace
 from datetime import timedelta
 from typing import Any, NoReturn, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import (
-    ActivityError,
-    ApplicationError,
-    CancelledError,
-    TimeoutError,
-)
-from temporalio.workflow import ActivityCancellationType, ActivityHandle
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     # Imported here (not only transitively) so the sandbox can resolve their type hints
     # when it decodes activity results.
     from semspec.agents import protocol as _agent_protocol  # noqa: F401
-    from semspec.core.reasons import FallbackReason, RiskReason
+    from semspec.core.reasons import FallbackReason
     from semspec.vocabulary.events import RiskSignalInput
-    from semspec.workflow.context.monitor import ContextTracker, should_checkpoint
-    from semspec.workflow.context.windows import DEFAULT_WINDOW
-    from semspec.workflow.fingerprint import evidence_fingerprint
-    from semspec.workflow.gates import types as _gate_types  # noqa: F401
-    from semspec.workflow.task import context_activities
-    from semspec.workflow.task.activities import TaskActivities
-    from semspec.workflow.task.messages import (
+    from semspec.vocabulary.workflow_names import (
         QUERY_STATUS,
-        RESOLUTION_ACTIONS,
         SIGNAL_FLAG,
         SIGNAL_HALT,
         SIGNAL_PAUSE,
+        TASK_WORKFLOW,
         UPDATE_RESOLVE,
-        WORKFLOW_NAME,
+        subtask_id,
+        task_workflow_id,
+    )
+    from semspec.workflow.context.monitor import ContextTracker, should_checkpoint
+    from semspec.workflow.fingerprint import evidence_fingerprint
+    from semspec.workflow.gates import types as _gate_types  # noqa: F401
+    from semspec.workflow.task import bounds, calls, context_activities
+    from semspec.workflow.task.activities import TaskActivities
+    from semspec.workflow.task.carry import LoopState, carry_over, restore
+    from semspec.workflow.task.escalations import Escalations
+    from semspec.workflow.task.messages import (
         BudgetInput,
         BudgetOutcome,
         CheckpointInput,
         CommitInput,
-        Continuation,
         DeveloperInput,
         DeveloperStep,
         EnrichInput,
-        Escalation,
+        EscalationSource,
         EventContext,
         FinalizeInput,
         GatesInput,
@@ -79,19 +75,11 @@ with workflow.unsafe.imports_passed_through():
         Workspace,
         WorkspaceInput,
     )
-
-SHORT_TIMEOUT = timedelta(seconds=60)
-MAX_CHECKPOINTS = 5
-MAX_CARRIED_LOG = 200
-HEARTBEAT_TIMEOUT = timedelta(seconds=15)
-NON_RETRYABLE = ["InputError", "ScriptError", "ConfigError", "GitError", "GateError"]
-# Runs started before steps could be interrupted replay without it (signals wait for the next
-# safe point there, and a cancelled workflow does not wait for its activity to stop).
-PATCH_INTERRUPT = "interrupt-running-step"
+    from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
+    from semspec.workflow.task.steps import StepMethod, StepRunner, Stopped
 
 P = TypeVar("P")
 T = TypeVar("T")
-StepMethod = Callable[[TaskActivities, P], Awaitable[T]]
 
 
 class _Stop(Exception):
@@ -103,51 +91,40 @@ class _Stop(Exception):
         self.reason = reason
 
 
-@workflow.defn(name=WORKFLOW_NAME)
+class _Resolved(Exception):
+    """Internal: a human answered an escalation; the loop acts on ``resolution``."""
+
+    def __init__(self, resolution: Resolution, reason: str) -> None:
+        super().__init__(resolution.action)
+        self.resolution = resolution
+        self.reason = reason
+
+
+@workflow.defn(name=TASK_WORKFLOW)
 class TaskWorkflow:
     """One task's loop; see the module docstring."""
 
-    def __init__(self) -> None:
-        self._status: TaskStatus | None = None
-        self._resolution: Resolution | None = None
-        self._pause: RiskSignalInput | None = None
-        self._halt: RiskSignalInput | None = None
-        self._signal_ids: set[str] = set()
-        self._escalations = 0
-        self._early_signals: list[str] = []
-        self._flags: list[str] = []
-        self._scope_flagged: set[str] = set()
-        # Replaced in ``run`` by the budget check's, the parent's or the carried window.
-        self._tracker = ContextTracker(window=DEFAULT_WINDOW)
-        self._base_tokens = 0
-        self._tokens_spent = 0
-        self._elapsed_before = 0.0
-        self._context_used = 0
-        self._checkpoint_due: str | None = None
-        self._carried: list[str] = []
-        self._last_review: ReviewStep | None = None
-        self._last_files: list[str] = []
-        self._feedback: list[str] = []
-        self._guidance: str | None = None
-        self._interruptible: bool | None = None
-        self._step_cancelled = False
-
-    # ----- the loop ---------------------------------------------------------------------------
-
-    @workflow.run
-    async def run(self, inp: TaskInput) -> TaskResult:
+    @workflow.init
+    def __init__(self, inp: TaskInput) -> None:
+        # Built from the input before any handler runs: a signal that arrives with the start
+        # finds the status, and the signals a checkpoint carried over, in place.
         spec = inp.spec
         self._inp = inp
-        self._max_retries = inp.limits.max_retries
-        self._max_iterations = inp.limits.max_iterations
-        status = self._status = TaskStatus(
+        self._activities = calls.ActivityCalls(inp.limits.activity_attempts)
+        self._signals = RiskSignals()
+        self._state = state = LoopState.start(inp)
+        self._steps = StepRunner(
+            self._activities, lambda: self._signals.stop_requested() is not None
+        )
+        self._ws: Workspace | None = None
+        self._status = TaskStatus(
             task_id=spec.task_id,
             title=spec.title,
             phase="starting",
             iteration=0,
             retries=0,
-            max_retries=self._max_retries,
-            flags=self._flags,
+            max_retries=state.max_retries,
+            flags=self._signals.flags,
             task_files=list(spec.task_files),
             plan_id=spec.plan_id,
             models={
@@ -155,13 +132,15 @@ class TaskWorkflow:
                 "reviewer": f"{spec.reviewer.provider}:{spec.reviewer.model}",
             },
         )
-        if inp.window:
-            # A subtask: its parent checked the budget and passes its window down.
-            self._tracker = ContextTracker(window=inp.window)
-            self._base_tokens = inp.base_tokens
-        self._restore(inp.continuation)
-        for line in self._early_signals:
-            self._log("signal", line)
+        self._escalations = Escalations(self._status)
+        if (cont := inp.continuation) is not None:
+            restore(cont, self._status, self._signals, state)
+            self._log("resumed", f"fresh context after checkpoint {cont.checkpoints}")
+
+    # ----- the loop ---------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, inp: TaskInput) -> TaskResult:
         try:
             if inp.check_budget and inp.continuation is None:
                 budget = await self._check_budget()
@@ -170,65 +149,65 @@ class TaskWorkflow:
                 if budget.groups:
                     outcome, reason = await self._run_subtasks(budget)
                     return await self._finish(outcome, reason)
-            status.phase = "workspace"
-            ws = await workflow.execute_activity_method(
-                TaskActivities.prepare_workspace,
-                WorkspaceInput(
-                    spec.workspace_key,
-                    spec.repo_path,
-                    spec.base_branch,
-                    inp.run_dir,
-                    spec.after_commits,
-                ),
-                start_to_close_timeout=SHORT_TIMEOUT,
-                retry_policy=self._retry(),
-            )
-            status.branch = ws.branch
-            status.worktree, status.base_commit = ws.path, ws.base_commit
-            self._ws = ws
-            self._log("workspace", f"worktree on {ws.branch} at {ws.base_commit[:10]}")
+            ws = self._ws = await self._prepare_workspace()
             outcome, reason = await self._loop(ws)
         except asyncio.CancelledError:
             await self._record_cancel()
             raise
         except ActivityError as err:
-            if isinstance(err.cause, CancelledError):
+            if calls.was_cancelled(err):
                 await self._record_cancel()
                 raise asyncio.CancelledError() from err
             # Only input errors get here (bad script, unknown branch): retrying cannot help.
-            outcome, reason = "failed", _message_of(err)
+            outcome, reason = "failed", calls.message_of(err)
             self._log("finished", f"failed: {reason}")
         return await self._finish(outcome, reason)
 
+    async def _prepare_workspace(self) -> Workspace:
+        spec, status = self._inp.spec, self._status
+        status.phase = "workspace"
+        ws = await self._activities.start(
+            TaskActivities.prepare_workspace,
+            WorkspaceInput(
+                spec.workspace_key,
+                spec.repo_path,
+                spec.base_branch,
+                self._inp.run_dir,
+                spec.after_commits,
+            ),
+        )
+        status.branch = ws.branch
+        status.worktree, status.base_commit = ws.path, ws.base_commit
+        self._log("workspace", f"worktree on {ws.branch} at {ws.base_commit[:10]}")
+        return ws
+
     async def _record_cancel(self) -> None:
         """Note the cancellation and tell the monitor the task is over."""
-        status = self._state
+        status = self._status
         status.phase, status.outcome = "done", "cancelled"
         self._log("finished", "cancelled")
         await self._publish("finished", {"outcome": "cancelled", "commit": None, "reason": None})
 
     async def _finish(self, outcome: str, reason: str | None) -> TaskResult:
         """Record the outcome (knowledge, performance, cleanup), publish it, and return."""
-        status = self._state
+        status = self._status
         # The outcome becomes visible only once the bookkeeping is done: whoever waits for it
         # (`task submit --wait`, the demo) may then read the graph or remove the repository.
         status.phase = "finishing"
-        review = self._last_review
-        step = await workflow.execute_activity(
+        review = self._state.last_review
+        step = await self._activities.start(
             context_activities.finalize,
             FinalizeInput(
                 spec=self._inp.spec,
                 outcome=outcome,
                 iterations=status.iteration,
-                tokens=self._tokens_spent,
+                tokens=self._state.tokens_spent,
                 latency_s=self._elapsed(),
                 review_summary=review.summary if review else "",
                 noted_patterns=list(review.noted_patterns) if review else [],
                 commit_id=status.commit_id,
                 reviewer=review.reviewer if review else "",
             ),
-            start_to_close_timeout=SHORT_TIMEOUT,
-            retry_policy=self._retry(),
         )
         if step.checkpoints_deleted:
             self._log("cleanup", f"deleted {len(step.checkpoints_deleted)} checkpoint branch(es)")
@@ -249,17 +228,14 @@ class TaskWorkflow:
         )
 
     async def _check_budget(self) -> BudgetOutcome:
-        status = self._state
+        status = self._status
         status.phase = "budget"
-        budget: BudgetOutcome = await workflow.execute_activity(
-            context_activities.check_budget,
-            BudgetInput(self._inp.spec),
-            start_to_close_timeout=SHORT_TIMEOUT,
-            retry_policy=self._retry(),
+        budget = await self._activities.start(
+            context_activities.check_budget, BudgetInput(self._inp.spec)
         )
         status.assignment = list(budget.assignment)
-        self._tracker = ContextTracker(window=budget.window)
-        self._base_tokens = budget.base_tokens
+        self._state.tracker = ContextTracker(window=budget.window)
+        self._state.base_tokens = budget.base_tokens
         verdict = "fits" if budget.fits else ("refused" if budget.refusal else "too large")
         self._log("budget", f"{verdict}: window {budget.window:,} tokens", {"lines": budget.lines})
         return budget
@@ -270,15 +246,13 @@ class TaskWorkflow:
         Each child tracks its context in this task's window, starting from the task text and
         its own files (the parent's base without the other groups' files).
         """
-        spec = self._inp.spec
-        status = self._state
+        spec, status = self._inp.spec, self._status
         status.phase = "subtasks"
         groups = budget.groups
         for number, files in enumerate(groups, 1):
-            others = sum(n for path, n in budget.file_tokens.items() if path not in files)
             child = replace(
                 spec,
-                task_id=f"{spec.task_id}-part{number}",
+                task_id=subtask_id(spec.task_id, number),
                 title=f"{spec.title} (part {number} of {len(groups)})",
                 task_files=list(files),
                 workspace_id=spec.workspace_key,
@@ -291,10 +265,12 @@ class TaskWorkflow:
                     spec=child,
                     check_budget=False,
                     continuation=None,
-                    window=self._tracker.window,
-                    base_tokens=max(budget.base_tokens - others, 0),
+                    window=self._state.tracker.window,
+                    base_tokens=bounds.subtask_base_tokens(
+                        budget.base_tokens, budget.file_tokens, files
+                    ),
                 ),
-                id=f"task-{child.task_id}",
+                id=task_workflow_id(child.task_id),
             )
             status.subtasks.append(f"{child.task_id}: {result.outcome}")
             status.commit_id = result.commit_id or status.commit_id
@@ -304,50 +280,17 @@ class TaskWorkflow:
                 return result.outcome, f"part {number} ended {result.outcome}: {result.reason}"
         return "approved", None
 
-    def _restore(self, cont: Continuation | None) -> None:
-        """Carry state over a checkpoint: counters and bounds, fingerprints, log, feedback,
-        decisions, tokens, window."""
-        if cont is None:
-            return
-        status = self._state
-        status.iteration = cont.iteration
-        status.retries = cont.retries
-        if cont.max_retries is not None:
-            self._max_retries = status.max_retries = cont.max_retries
-        if cont.max_iterations is not None:
-            self._max_iterations = cont.max_iterations
-        self._feedback = list(cont.feedback)
-        self._guidance = cont.guidance
-        self._tokens_spent = cont.tokens_spent
-        self._elapsed_before = cont.elapsed_s
-        self._signal_ids.update(cont.signal_ids)
-        self._scope_flagged.update(cont.scope_flagged)
-        self._halt = cont.halt
-        status.fingerprints = list(cont.fingerprints)
-        status.log = list(cont.log)
-        status.assignment = list(cont.assignment)
-        status.checkpoints = list(cont.checkpoint_refs)
-        status.events_dropped = cont.events_dropped
-        self._flags.extend(cont.flags)
-        self._carried = list(cont.decisions)
-        logged = len([e for e in cont.log if e.kind == "escalation"])
-        self._escalations = max(cont.escalations, logged)
-        if cont.window:
-            self._tracker = ContextTracker(window=cont.window)
-        self._base_tokens = cont.base_tokens
-        self._log("resumed", f"fresh context after checkpoint {cont.checkpoints}")
-
     async def _loop(self, ws: Workspace) -> tuple[str, str | None]:
         while True:
             try:
                 try:
                     await self._iteration(ws)
                 except ActivityError as err:
-                    if isinstance(err.cause, CancelledError):
+                    if calls.was_cancelled(err):
                         raise asyncio.CancelledError() from err  # the task was cancelled
-                    if _is_input_error(err):
+                    if calls.is_input_error(err):
                         raise
-                    await self._escalate(_reason_of(err), _message_of(err))
+                    await self._escalate(calls.fallback_reason(err), calls.message_of(err))
             except _Stop as stop:
                 return stop.outcome, stop.reason
             except _Resolved as answer:
@@ -357,22 +300,22 @@ class TaskWorkflow:
                 if res.action == "approve":
                     await self._commit(ws, "human", res.resolved_by)
                     return "approved", None
+                state = self._state
                 if res.action == "retry":
-                    self._guidance = res.guidance
+                    state.guidance = res.guidance
                 if res.action == "extend_budget":
-                    extra = self._granted_retries(res)
-                    self._max_retries += extra
-                    self._max_iterations += extra + 1
-                    self._state.max_retries = self._max_retries
+                    state.max_retries, state.max_iterations = bounds.extended(
+                        state.max_retries, state.max_iterations, self._granted_retries(res)
+                    )
+                    self._status.max_retries = state.max_retries
 
     async def _iteration(self, ws: Workspace) -> None:
         """One developer → gates → reviewer pass; leaves the feedback for the next one."""
-        status = self._state
+        status = self._status
         await self._safe_point()
-        if status.iteration >= self._max_iterations:
-            await self._escalate(
-                FallbackReason.BUDGET_EXHAUSTED, f"iteration cap of {self._max_iterations} reached"
-            )
+        cap = bounds.iteration_cap(status.iteration, self._state.max_iterations)
+        if cap is not None:
+            await self._escalate(cap.reason, cap.message)
         status.iteration += 1
         dev = await self._develop(ws)
         if dev.outcome != "submitted":
@@ -389,7 +332,7 @@ class TaskWorkflow:
             ]
             # Kept before the bound is checked: after a human's answer, or a checkpoint, the
             # next developer still sees what failed.
-            self._feedback = [gates.feedback]
+            self._state.feedback = [gates.feedback]
             await self._retry_or_escalate(
                 evidence_fingerprint(dev.diff_hash, failures, []), "required gate failed"
             )
@@ -399,31 +342,39 @@ class TaskWorkflow:
             await self._safe_point(before_commit=True)
             await self._commit(ws, review.reviewer, "reviewer")
             raise _Stop("approved")
-        if review.reason in _FALLBACKS:
-            await self._escalate(review.reason, review.summary or "reviewer gave up")
-        if review.verdict == "reject":
-            await self._escalate(
-                FallbackReason.LOW_CONFIDENCE, f"reviewer rejected: {review.summary}"
-            )
+        escalate = bounds.after_review(review.verdict, review.reason, review.summary)
+        if escalate is not None:
+            await self._escalate(escalate.reason, escalate.message)
         findings = [asdict(f) for f in review.findings]
-        self._feedback = [_findings_text(review)]
+        self._state.feedback = [_findings_text(review)]
         await self._retry_or_escalate(
             evidence_fingerprint(dev.diff_hash, [], findings), "reviewer requested changes"
         )
 
+    async def _retry_or_escalate(self, fingerprint: str, why: str) -> None:
+        status, bound = self._status, self._state.max_retries
+        retries, escalate = bounds.after_failure(
+            fingerprint, status.fingerprints, status.retries, bound, why
+        )
+        status.fingerprints.append(fingerprint)
+        status.retries = retries
+        if escalate is not None:
+            await self._escalate(escalate.reason, escalate.message, fingerprint)
+        self._log("retry", f"{why}; retry {retries}/{bound}")
+
     # ----- steps ------------------------------------------------------------------------------
 
     async def _develop(self, ws: Workspace) -> DeveloperStep:
-        status = self._state
+        status, state = self._status, self._state
         status.phase = "developer"
         request = DeveloperInput(
             self._inp.spec,
             ws,
             self._ctx(),
-            list(self._feedback),
-            self._guidance,
+            list(state.feedback),
+            state.guidance,
             retries=status.retries,
-            carried=list(self._carried),
+            carried=list(state.decisions),
         )
         dev = await self._step(
             "developer",
@@ -431,9 +382,9 @@ class TaskWorkflow:
             request,
             timedelta(seconds=self._inp.limits.developer_timeout_s),
         )
-        self._guidance = None  # used: a later retry answer brings its own
+        state.guidance = None  # used: a later retry answer brings its own
         status.events_dropped += dev.events_dropped
-        self._last_files = list(dev.files_touched)
+        state.last_files = list(dev.files_touched)
         self._spend(dev.tokens_used)
         touched = ", ".join(dev.files_touched) or "no files"
         self._log(
@@ -441,27 +392,15 @@ class TaskWorkflow:
             f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
             {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
         )
-        self._flag_scope(dev.out_of_scope)
+        # The loop's own note on scope creep; see ``RiskSignals.note_scope`` for why.
+        if (noted := self._signals.note_scope(dev.out_of_scope)) is not None:
+            note, files = noted
+            self._log("flag", note, {"files": files})
         return dev
 
-    def _flag_scope(self, outside: list[str]) -> None:
-        """Flag files outside the task to the reviewer at once, from the step's own diff.
-
-        The risk monitor flags the same creep, but its signal travels through NATS and the
-        bridge and may arrive after the reviewer has run; the loop's own note cannot be late.
-        """
-        new = sorted(set(outside) - self._scope_flagged)
-        if not new:
-            return
-        self._scope_flagged.update(new)
-        note = f"{RiskReason.SCOPE_CREEP.value}: files outside the task: {', '.join(new)}"
-        self._flags.append(note)
-        self._log("flag", note, {"files": new})
-
     async def _gates(self, ws: Workspace) -> GatesStep:
-        status = self._state
+        status = self._status
         status.phase = "gates"
-        total = sum(g.timeout_s for g in self._inp.gates) + 60
         request = GatesInput(
             ws,
             list(self._inp.gates),
@@ -470,6 +409,7 @@ class TaskWorkflow:
             f"{self._inp.run_dir}/logs/{self._inp.spec.task_id}",
             status.context,
         )
+        total = bounds.gates_timeout_s(g.timeout_s for g in self._inp.gates)
         gates = await self._step(
             "gates", TaskActivities.run_gates, request, timedelta(seconds=total)
         )
@@ -488,12 +428,12 @@ class TaskWorkflow:
         review = await self._call_reviewer(ws, gates.summary, "")
         if review.verdict != "need_more_info":
             return review
-        if review.reason in _FALLBACKS:
+        if review.reason in bounds.FALLBACK_REASONS:
             # The agent already ran its own bounded enrichment and has a question for a human.
             await self._escalate(review.reason, review.summary or "reviewer needs more information")
         # One bounded enrichment, and a second call only when the evidence actually changed.
         before = evidence_fingerprint(dev.diff_hash, [], [asdict(f) for f in review.findings])
-        enrichment = await workflow.execute_activity_method(
+        enrichment = await self._activities.start(
             TaskActivities.enrich,
             EnrichInput(
                 self._inp.spec,
@@ -501,8 +441,6 @@ class TaskWorkflow:
                 list(review.needed_evidence),
                 [r.log_path for r in gates.results if r.log_path],
             ),
-            start_to_close_timeout=SHORT_TIMEOUT,
-            retry_policy=self._retry(),
         )
         after = evidence_fingerprint(dev.diff_hash, [], [{"evidence": enrichment.fingerprint}])
         self._log(
@@ -524,7 +462,7 @@ class TaskWorkflow:
         return second
 
     async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
-        status = self._state
+        status = self._status
         status.phase = "reviewer"
         request = ReviewInput(
             self._inp.spec, ws, self._ctx(), gate_summary, list(status.flags), evidence
@@ -536,7 +474,7 @@ class TaskWorkflow:
             timedelta(seconds=self._inp.limits.reviewer_timeout_s),
         )
         status.last_verdict = review
-        self._last_review = review
+        self._state.last_review = review
         status.events_dropped += review.events_dropped
         self._spend(review.tokens_used)
         # A reviewer that gave up reports request_changes with reason abstain: say abstain.
@@ -549,9 +487,9 @@ class TaskWorkflow:
         return review
 
     async def _commit(self, ws: Workspace, reviewer: str, approved_by: str) -> None:
-        status = self._state
+        status = self._status
         status.phase = "committing"
-        step = await workflow.execute_activity_method(
+        step = await self._activities.start(
             TaskActivities.commit,
             CommitInput(
                 self._inp.spec,
@@ -561,33 +499,35 @@ class TaskWorkflow:
                 approved_by,
                 commit_key=workflow.info().workflow_id,
             ),
-            start_to_close_timeout=SHORT_TIMEOUT,
-            retry_policy=self._retry(),
         )
         status.commit_id = step.commit_id
         self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
 
-    async def _retry_or_escalate(self, fingerprint: str, why: str) -> None:
-        status = self._state
-        if fingerprint in status.fingerprints:
-            status.fingerprints.append(fingerprint)
-            await self._escalate(
-                FallbackReason.NO_NEW_EVIDENCE,
-                f"{why}, and the evidence is identical to an earlier attempt",
-                fingerprint,
-            )
-        status.fingerprints.append(fingerprint)
-        status.retries += 1
-        if status.retries <= self._max_retries:
-            self._log("retry", f"{why}; retry {status.retries}/{self._max_retries}")
-        else:
-            await self._escalate(
-                FallbackReason.BUDGET_EXHAUSTED,
-                f"{why}; {status.retries - 1} retries used of {self._max_retries}",
-                fingerprint,
-            )
+    async def _step(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
+        """Run one step's activity; a halt or pause that stops it is acted on at once."""
+        result = await self._steps.run(method, arg, timeout)
+        if isinstance(result, Stopped):
+            await self._interrupted(name, result.started)
+        return result
 
-    # ----- escalation and risk signals --------------------------------------------------------
+    async def _interrupted(self, name: str, started: bool) -> NoReturn:
+        """Log the stopped step, then escalate (halt) or checkpoint (pause); never returns."""
+        level = self._signals.stop_requested()
+        what = "cancelled" if started else "not started"
+        self._log("cancelled", f"{name} step {what}: {level} from the risk monitor", {"step": name})
+        self._state.step_cancelled = self._state.step_cancelled or started
+        await self._safe_point(cancelled=name if started else "")
+        raise AssertionError("a halt or pause always leaves the step")  # pragma: no cover
+
+    def _spend(self, tokens: int) -> None:
+        """Account tokens to the loop's context and check the pressure level."""
+        status, state = self._status, self._state
+        snapshot = status.context = state.spend(status.iteration, tokens)
+        if should_checkpoint(snapshot) and state.checkpoint_due is None:
+            state.checkpoint_due = f"context {snapshot.pressure} at {snapshot.utilization:.0%}"
+            self._log("context", f"{snapshot.pressure} pressure: checkpoint before next step")
+
+    # ----- safe points, checkpoints and escalations -------------------------------------------
 
     async def _safe_point(self, before_commit: bool = False, cancelled: str = "") -> None:
         """Honour a pending halt (wait for a human) or pause / context pressure (checkpoint).
@@ -595,172 +535,55 @@ class TaskWorkflow:
         ``cancelled`` names the step a halt or pause has just cancelled, for the message.
         """
         after = f"; the running {cancelled} step was cancelled" if cancelled else ""
-        if self._halt is not None:
-            signal = self._halt
-            what = signal.message or "halt requested by the risk monitor"
-            await self._escalate(
-                signal.reason, f"halt ({signal.reason}): {what}{after}", None, "halt"
-            )
+        if (halt := self._signals.halt) is not None:
+            what = halt.message or "halt requested by the risk monitor"
+            await self._escalate(halt.reason, f"halt ({halt.reason}): {what}{after}", None, "halt")
         if before_commit:
             return
-        if self._pause is not None:
-            self._checkpoint_due = f"pause ({self._pause.reason}){after}"
-        if self._checkpoint_due is not None:
-            await self._checkpoint_and_continue(self._checkpoint_due)
+        if (pause := self._signals.pause) is not None:
+            self._state.checkpoint_due = f"pause ({pause.reason}){after}"
+        if self._state.checkpoint_due is not None:
+            await self._checkpoint_and_continue(self._state.checkpoint_due)
 
-    def _stop_requested(self) -> str | None:
-        """``halt`` or ``pause`` when the risk monitor asked the running step to stop."""
-        if self._halt is not None:
-            return "halt"
-        return "pause" if self._pause is not None else None
-
-    async def _step(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
-        """Run one step's activity; a halt or pause (already pending, or arriving while it runs)
-        cancels it, waits until the activity has stopped, and is acted on at once."""
-
-        def start(cancellation: ActivityCancellationType) -> ActivityHandle[T]:
-            return workflow.start_activity_method(
-                method,
-                arg,
-                start_to_close_timeout=timeout,
-                heartbeat_timeout=HEARTBEAT_TIMEOUT,
-                retry_policy=self._retry(),
-                cancellation_type=cancellation,
-            )
-
-        if self._interruptible is None:
-            self._interruptible = workflow.patched(PATCH_INTERRUPT)
-        if not self._interruptible:
-            return await start(ActivityCancellationType.TRY_CANCEL)
-        if self._stop_requested() is not None:
-            await self._interrupted(name, started=False)
-        # Waiting for the cancellation to complete: the gate's processes are gone and the
-        # agent's LLM call is abandoned before anyone is asked or a checkpoint is taken.
-        handle = start(ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
-        try:
-            await workflow.wait_condition(
-                lambda: handle.done() or self._stop_requested() is not None
-            )
-        except asyncio.CancelledError:
-            # The task itself was cancelled: stop the step before the workflow ends.
-            handle.cancel()
-            await asyncio.gather(handle, return_exceptions=True)
-            raise
-        if handle.done():
-            return await handle
-        handle.cancel()
-        try:
-            return await handle  # it finished before the cancellation reached it
-        except ActivityError:
-            pass  # cancelled (or failed on the way out): the step did not finish
-        await self._interrupted(name, started=True)
-
-    async def _interrupted(self, name: str, started: bool) -> NoReturn:
-        """Log the stopped step, then escalate (halt) or checkpoint (pause); never returns."""
-        level = self._stop_requested()
-        what = "cancelled" if started else "not started"
-        self._log("cancelled", f"{name} step {what}: {level} from the risk monitor", {"step": name})
-        self._step_cancelled = self._step_cancelled or started
-        await self._safe_point(cancelled=name if started else "")
-        raise AssertionError("a halt or pause always leaves the step")  # pragma: no cover
-
-    def _spend(self, tokens: int) -> None:
-        """Account tokens to the loop's context and check the pressure level."""
-        status = self._state
-        self._tokens_spent += tokens
-        # The loop's context: the task itself plus what this run's agent calls added to it.
-        self._context_used = max(self._context_used, self._base_tokens) + tokens
-        snapshot = self._tracker.observe(status.iteration, self._context_used)
-        status.context = snapshot
-        if should_checkpoint(snapshot) and self._checkpoint_due is None:
-            self._checkpoint_due = f"context {snapshot.pressure} at {snapshot.utilization:.0%}"
-            self._log("context", f"{snapshot.pressure} pressure: checkpoint before next step")
-
-    async def _checkpoint_and_continue(self, why: str) -> None:
+    async def _checkpoint_and_continue(self, why: str) -> NoReturn:
         """Commit to a checkpoint branch and continue as a new run with a fresh context."""
-        status = self._state
+        status, state = self._status, self._state
         number = len(status.checkpoints) + 1
-        if number > MAX_CHECKPOINTS:
-            source = "pause" if self._pause is not None else "loop"
-            self._checkpoint_due = None
-            await self._escalate(
-                FallbackReason.BUDGET_EXHAUSTED,
-                f"{why}; all {MAX_CHECKPOINTS} checkpoints are used",
-                None,
-                source,
-            )
+        if (cap := bounds.checkpoint_cap(number, why)) is not None:
+            source: EscalationSource = "pause" if self._signals.pause is not None else "loop"
+            state.checkpoint_due = None
+            await self._escalate(cap.reason, cap.message, None, source)
+        assert self._ws is not None
         status.phase = "checkpoint"
-        step = await workflow.execute_activity(
+        step = await self._activities.start(
             context_activities.checkpoint,
             CheckpointInput(
                 self._inp.spec,
                 self._ws,
                 number,
                 f"{workflow.info().workflow_id}/checkpoint-{number}",
-                list(self._last_files),
-                scan=self._step_cancelled,
+                list(state.last_files),
+                scan=state.step_cancelled,
             ),
-            start_to_close_timeout=SHORT_TIMEOUT,
-            retry_policy=self._retry(),
         )
-        refs = [*status.checkpoints, step.ref] if step.ref else list(status.checkpoints)
         self._log("checkpoint", f"{why}: {step.ref or 'no changes'} at {step.commit_id[:10]}")
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(
-            replace(
-                self._inp,
-                continuation=Continuation(
-                    checkpoint_ref=step.ref,
-                    checkpoints=number,
-                    iteration=status.iteration,
-                    criteria=list(self._inp.spec.criteria),
-                    decisions=[*self._carried, *step.decisions],
-                    fingerprints=list(status.fingerprints),
-                    log=status.log[-MAX_CARRIED_LOG:],
-                    flags=list(self._flags),
-                    assignment=list(status.assignment),
-                    events_dropped=status.events_dropped,
-                    window=self._tracker.window,
-                    base_tokens=self._base_tokens,
-                    checkpoint_refs=refs,
-                    retries=status.retries,
-                    feedback=list(self._feedback),
-                    guidance=self._guidance,
-                    tokens_spent=self._tokens_spent,
-                    elapsed_s=self._elapsed(),
-                    max_retries=self._max_retries,
-                    max_iterations=self._max_iterations,
-                    escalations=self._escalations,
-                    signal_ids=sorted(self._signal_ids),
-                    scope_flagged=sorted(self._scope_flagged),
-                    # A pause is answered by this very checkpoint; a halt still needs a human.
-                    halt=self._halt,
-                ),
-            )
-        )
+        cont = carry_over(self._inp, status, self._signals, state, step, number, self._elapsed())
+        workflow.continue_as_new(replace(self._inp, continuation=cont))
 
     async def _escalate(
-        self, reason: str, message: str, fingerprint: str | None = None, source: str = "loop"
-    ) -> None:
+        self,
+        reason: str,
+        message: str,
+        fingerprint: str | None = None,
+        source: EscalationSource = "loop",
+    ) -> NoReturn:
         """Publish an escalation and wait for ``resolve_escalation``; raises ``_Resolved``."""
-        status = self._state
-        self._escalations += 1
-        escalation = Escalation(
-            escalation_id=f"{status.task_id}-{self._escalations}",
-            task_id=status.task_id,
-            reason=str(reason),
-            message=message,
-            iteration=status.iteration,
-            retries=status.retries,
-            fingerprint=fingerprint,
-            source=source,
+        status = self._status
+        self._state.escalations += 1
+        escalation = self._escalations.open(
+            self._state.escalations, str(reason), message, fingerprint, source
         )
-        # Cleared before the escalation is visible: an answer may arrive while it is published.
-        self._resolution = None
-        status.pending_escalation = escalation
-        previous_phase, status.phase = status.phase, "escalated"
-        status.paused = source == "pause"
-        status.halted = source == "halt"
         self._log("escalation", f"{reason}: {message}", {"escalation_id": escalation.escalation_id})
         await self._publish(
             "escalation",
@@ -777,15 +600,9 @@ class TaskWorkflow:
             signal_reason=str(reason),
             signal_message=message,
         )
-        await workflow.wait_condition(lambda: self._resolution is not None)
-        resolution = self._resolution
-        assert resolution is not None
-        self._resolution = None
-        status.pending_escalation = None
-        status.retries = 0
-        status.paused = status.halted = False
-        self._pause = self._halt = None
-        status.phase = previous_phase
+        await workflow.wait_condition(lambda: self._escalations.answered)
+        resolution = self._escalations.close()
+        self._signals.answered()
         self._log(
             "resolution",
             f"{resolution.action} by {resolution.resolved_by}"
@@ -805,101 +622,51 @@ class TaskWorkflow:
         raise _Resolved(resolution, str(reason))
 
     def _granted_retries(self, resolution: Resolution) -> int:
-        """Retries an ``extend_budget`` answer adds (the configured bound when it names none)."""
-        if resolution.action != "extend_budget":
-            return 0
-        return resolution.extra_retries or self._inp.limits.max_retries
+        return bounds.granted_retries(
+            resolution.action, resolution.extra_retries, self._inp.limits.max_retries
+        )
+
+    # ----- handlers: the human's answer, risk signals, status ---------------------------------
 
     @workflow.update(name=UPDATE_RESOLVE)
     async def resolve_escalation(self, resolution: Resolution) -> ResolutionAck:
         """A human's answer to the pending escalation."""
-        pending = self._state.pending_escalation
-        assert pending is not None
-        self._resolution = resolution
-        return ResolutionAck(pending.escalation_id, resolution.action)
+        return self._escalations.answer(resolution)
 
     @resolve_escalation.validator
     def _validate_resolution(self, resolution: Resolution) -> None:
-        status = self._status
-        if status is None or status.pending_escalation is None or self._resolution is not None:
-            task = status.task_id if status else "this task"
-            raise ValueError(f"task {task} is not waiting on an escalation")
-        if resolution.action not in RESOLUTION_ACTIONS:
-            raise ValueError(
-                f"unknown action {resolution.action!r}; expected one of "
-                + ", ".join(RESOLUTION_ACTIONS)
-            )
-        if resolution.action == "retry" and not (resolution.guidance or "").strip():
-            raise ValueError("action retry needs guidance for the developer (--guidance TEXT)")
-        if resolution.extra_retries < 0:
-            raise ValueError("extra_retries must be >= 0")
+        self._escalations.check(resolution)
 
     @workflow.signal(name=SIGNAL_PAUSE)
     def pause(self, signal: RiskSignalInput) -> None:
-        """Risk monitor: stop at the next safe point and wait for a human."""
-        if self._first(signal, "pause"):
-            self._pause = signal
+        """Risk monitor: stop the running step and continue from a checkpoint."""
+        self._receive(SIGNAL_PAUSE, signal)
 
     @workflow.signal(name=SIGNAL_HALT)
     def halt(self, signal: RiskSignalInput) -> None:
         """Risk monitor: make no further changes (no developer step, no commit) until answered."""
-        if self._first(signal, "halt"):
-            self._halt = signal
+        self._receive(SIGNAL_HALT, signal)
 
     @workflow.signal(name=SIGNAL_FLAG)
     def flag(self, signal: RiskSignalInput) -> None:
         """Risk monitor: tell the reviewer about a concern (e.g. scope creep)."""
-        if self._first(signal, "flag") and not self._already_flagged(signal):
-            note = f"{signal.reason}: {signal.message}" if signal.message else signal.reason
-            self._flags.append(note)
+        self._receive(SIGNAL_FLAG, signal)
 
-    def _already_flagged(self, signal: RiskSignalInput) -> bool:
-        """Whether a scope-creep flag names only files the reviewer has been told about.
-
-        Either side may be first: the monitor's signal can arrive before the developer step's
-        result, so the files it names are noted and the loop does not flag them again.
-        """
-        outside = signal.evidence.get("outside")
-        if signal.reason != RiskReason.SCOPE_CREEP.value or not isinstance(outside, list):
-            return False
-        files = set(map(str, outside))
-        known = bool(files) and files <= self._scope_flagged
-        self._scope_flagged.update(files)
-        return known
-
-    def _first(self, signal: RiskSignalInput, kind: str) -> bool:
-        """Dedupe signals by id; log each new one."""
-        if signal.signal_id and signal.signal_id in self._signal_ids:
-            return False
-        if signal.signal_id:
-            self._signal_ids.add(signal.signal_id)
-        # The level only adds news when it differs from the action (a flag sent at warn).
-        label = kind if signal.level == kind else f"{kind} ({signal.level})"
-        line = f"{label}: {signal.reason} {signal.message}".strip()
-        if self._status is None:
-            self._early_signals.append(line)  # arrived with the start; logged once running
-        else:
+    def _receive(self, kind: SignalKind, signal: RiskSignalInput) -> None:
+        if (line := self._signals.receive(kind, signal)) is not None:
             self._log("signal", line)
-        return True
 
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> TaskStatus:
         """Phase, iteration, retries, gates, verdict, escalation, fingerprints and log."""
-        if self._status is None:
-            raise ApplicationError("task is starting")
         return self._status
 
     # ----- helpers ----------------------------------------------------------------------------
 
-    @property
-    def _state(self) -> TaskStatus:
-        assert self._status is not None
-        return self._status
-
     def _elapsed(self) -> float:
         """Seconds since the task started, over every run."""
         run = (workflow.now() - workflow.info().start_time).total_seconds()
-        return self._elapsed_before + run
+        return self._state.elapsed_before + run
 
     def _ctx(self) -> EventContext:
         info = workflow.info()
@@ -908,20 +675,11 @@ class TaskWorkflow:
             plan_id=self._inp.spec.plan_id,
             workflow_id=info.workflow_id,
             run_id=info.run_id,
-            iteration=self._state.iteration,
-        )
-
-    def _retry(self) -> RetryPolicy:
-        return RetryPolicy(
-            initial_interval=timedelta(seconds=1),
-            backoff_coefficient=2.0,
-            maximum_interval=timedelta(seconds=20),
-            maximum_attempts=self._inp.limits.activity_attempts,
-            non_retryable_error_types=NON_RETRYABLE,
+            iteration=self._status.iteration,
         )
 
     def _log(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None:
-        status = self._state
+        status = self._status
         status.log.append(LogEntry(status.iteration, kind, message, dict(data or {})))
 
     async def _publish(
@@ -932,25 +690,11 @@ class TaskWorkflow:
         signal_reason: str | None = None,
         signal_message: str = "",
     ) -> None:
-        result = await workflow.execute_activity_method(
+        result = await self._activities.start(
             TaskActivities.publish,
             PublishInput(self._ctx(), kind, data, signal_level, signal_reason, signal_message),
-            start_to_close_timeout=SHORT_TIMEOUT,
-            retry_policy=self._retry(),
         )
-        self._state.events_dropped += result.dropped
-
-
-class _Resolved(Exception):
-    """Internal: a human answered an escalation; the loop acts on ``resolution``."""
-
-    def __init__(self, resolution: Resolution, reason: str) -> None:
-        super().__init__(resolution.action)
-        self.resolution = resolution
-        self.reason = reason
-
-
-_FALLBACKS = {r.value for r in FallbackReason}
+        self._status.events_dropped += result.dropped
 
 
 def _findings_text(review: ReviewStep) -> str:
@@ -960,22 +704,3 @@ def _findings_text(review: ReviewStep) -> str:
         about = f" [criterion: {f.criterion}]" if f.criterion else ""
         lines.append(f"- {f.severity}: {f.message}{where}{about}")
     return "\n".join(lines)
-
-
-def _is_input_error(err: ActivityError) -> bool:
-    cause = err.cause
-    return isinstance(cause, ApplicationError) and cause.type in NON_RETRYABLE
-
-
-def _reason_of(err: ActivityError) -> str:
-    cause = err.cause
-    if isinstance(cause, TimeoutError):
-        return FallbackReason.TIMEOUT.value
-    if isinstance(cause, ApplicationError) and cause.type in _FALLBACKS:
-        return str(cause.type)
-    return FallbackReason.TRANSPORT_ERROR.value
-
-
-def _message_of(err: ActivityError) -> str:
-    cause = err.cause
-    return str(cause.message if isinstance(cause, ApplicationError) else cause or err)
