@@ -13,7 +13,7 @@ import sys
 from rich.console import Console
 
 from semspec.client.task_render import render_final
-from semspec.workflow.task.activities import suggested_actions
+from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.task.messages import Escalation, TaskStatus
 
 
@@ -33,7 +33,7 @@ def test_the_final_lines_of_an_escalated_task_name_extend_budget() -> None:
 
 
 def test_escalations_show_suggests_extend_budget() -> None:
-    commands = [a.command for a in suggested_actions("t-7")]
+    commands = [a.command for a in suggested_actions("t-7", "budget_exhausted")]
     assert "semspec escalations resolve t-7 --action extend-budget --extra-retries N" in commands
 
 

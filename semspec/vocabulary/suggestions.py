@@ -1,0 +1,52 @@
+"""The next steps offered to a human about a task: one table for risk signals and escalations.
+
+The risk monitor attaches them to its user signals and the task loop to the signal of an
+escalation; ``semspec escalations show`` prints them. Each is a command to paste.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Final
+
+from semspec.core.reasons import RiskReason
+from semspec.vocabulary.events import SuggestedAction
+
+WAITING_LEVELS: Final = ("halt", "escalate")
+"""Levels at which the task waits for ``semspec escalations resolve``."""
+
+_GUIDANCE: Final[dict[str, str]] = {
+    RiskReason.RETRY_LIMIT: "explain what the previous attempts missed",
+    RiskReason.CONTEXT_PRESSURE: "continue from the checkpoint with the remaining criteria",
+    RiskReason.SCOPE_CREEP: "stay within the task's files",
+    RiskReason.CONFLICTING_CHANGES: "rebase on the other task's branch, then continue",
+    RiskReason.REPEATED_FINGERPRINT: "try a different approach; the last attempt changed nothing",
+    RiskReason.CONTEXT_EXHAUSTION: "finish the current criterion, then checkpoint",
+}
+_BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
+
+
+def suggested_actions(task_id: str, reason: str, level: str = "escalate") -> list[SuggestedAction]:
+    """What a human can do about ``task_id`` stopped or flagged for ``reason`` at ``level``.
+
+    A task waiting for an answer is offered every answer; below that, only the answers its
+    reason calls for (scope creep: retry or accept; context pressure: more budget).
+    """
+    task = shlex.quote(task_id)
+    resolve = f"semspec escalations resolve {task} --action"
+    guidance = shlex.quote(_GUIDANCE.get(reason, "..."))
+    waits = level in WAITING_LEVELS
+    steps = [("see where the task stands", f"semspec task status {task}")]
+    if waits:
+        steps.append(("see what happened", f"semspec task logs {task}"))
+    if waits or reason == RiskReason.SCOPE_CREEP:
+        steps.append(
+            ("let the developer try again with guidance", f"{resolve} retry --guidance {guidance}")
+        )
+        accept = "accept the extra files" if reason == RiskReason.SCOPE_CREEP else "approve as is"
+        steps.append((accept, f"{resolve} approve"))
+    if waits:
+        steps.append(("abort the task", f"{resolve} abort"))
+    if waits or reason in _BUDGET_REASONS:
+        steps.append(("grant more retries", f"{resolve} extend-budget --extra-retries N"))
+    return [SuggestedAction(description=d, command=c) for d, c in steps]
