@@ -12,10 +12,12 @@ from rich.console import Console
 from semspec import __version__
 from semspec.cli import (
     config_cmd,
+    demo_cmd,
     escalations_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
+    mcp_cmd,
     models_cmd,
     monitor_cmd,
     plan_cmd,
@@ -26,11 +28,11 @@ from semspec.cli import (
     worker_cmd,
 )
 from semspec.cli.context import CliContext, find_repo
-from semspec.cli.demo_cmd import register as register_demo
-from semspec.cli.mcp_cmd import register as register_mcp
 from semspec.core.errors import InputError, SemspecError
-from semspec.core.logging import configure_logging, get_logger
 
+# Building this app imports only typer, rich and the command modules: each command imports what
+# it needs (Temporal, NATS, the graph, the LLM clients) when it runs, so `--help` and the quick
+# commands answer at once. tests/test_cli_imports.py keeps it so.
 app = typer.Typer(
     name="semspec",
     help="Durable orchestration of LLM coding agents: developer → gates → reviewer.",
@@ -63,6 +65,8 @@ def root(
     ),
 ) -> None:
     """Set up logging and the target repository for every command."""
+    from semspec.core.logging import configure_logging, get_logger
+
     if log_format not in ("auto", "console", "json"):
         raise typer.BadParameter("expected auto, console or json", param_hint="--log-format")
     configure_logging(log_format, os.environ.get("SEMSPEC_LOG_LEVEL", "INFO"))  # type: ignore[arg-type]
@@ -91,8 +95,8 @@ app.add_typer(index_cmd.app, name="index")
 app.add_typer(sources_cmd.app, name="sources")
 app.add_typer(review_cmd.app, name="review")
 app.add_typer(graph_cmd.app, name="graph")
-register_mcp(app)
-register_demo(app)
+mcp_cmd.register(app)
+demo_cmd.register(app)
 
 
 def main() -> None:

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
 from semspec.core.errors import InputError
-from semspec.model.profiles import ROLES, ModelSpec, Role
-from semspec.model.registry import load_registry
-from semspec.workflow.context.budget import BudgetReport, compute_budget
-from semspec.workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
-from semspec.workflow.context.estimator import TokenEstimator
+
+if TYPE_CHECKING:
+    from semspec.model.profiles import ModelSpec, Role
+    from semspec.workflow.context.budget import BudgetReport
 
 DEFAULT_OUTPUT_TOKENS = 4_000
 EXIT_TOO_LARGE = 1
@@ -23,6 +22,8 @@ EXIT_TOO_LARGE = 1
 
 def parse_role(value: str) -> Role:
     """``value`` as a role, or an InputError naming ``--role``."""
+    from semspec.model.profiles import ROLES
+
     for role in ROLES:
         if value == role:
             return role
@@ -48,6 +49,8 @@ def read_task_files(cli: CliContext, files: list[Path]) -> dict[str, str]:
 
 def count_task_files(texts: dict[str, str], spec: ModelSpec) -> tuple[dict[str, int], bool, str]:
     """Tokens per file for ``spec``'s tokenizer, whether approximate, and the encoding used."""
+    from semspec.workflow.context.estimator import TokenEstimator
+
     estimator = TokenEstimator(spec.tokenizer)
     counts = {path: estimator.count(text) for path, text in texts.items()}
     return counts, estimator.approximate, estimator.encoding_name
@@ -97,6 +100,10 @@ def register(app: typer.Typer) -> None:
         Exits 0 when the task fits, 1 when it is too large (split or refused), so scripts can
         check a task before submitting it.
         """
+        from semspec.model.registry import load_registry
+        from semspec.workflow.context.budget import compute_budget
+        from semspec.workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
+
         cli = cli_context(ctx)
         chosen_role = parse_role(role)
         model_id = model or getattr(cli.config.models, chosen_role).model

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-import yaml
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
-from semspec.core.config import ConfigProblem, check_config, config_path
-from semspec.core.errors import ConfigError
-from semspec.model.registry import load_registry
+
+if TYPE_CHECKING:
+    from semspec.core.config import ConfigProblem
 
 app = typer.Typer(help="Show or validate .semspec/config.yaml.", no_args_is_help=True)
 
@@ -22,6 +22,10 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of YAML."),
 ) -> None:
     """Print the effective config (file + SEMSPEC_* overrides + defaults), secrets masked."""
+    import yaml
+
+    from semspec.core.config import config_path
+
     cli = cli_context(ctx)
     data = cli.config.model_dump(mode="json")
     if as_json:
@@ -38,6 +42,8 @@ def validate(
 ) -> None:
     """Check the config and the model registry; list every problem with file, line, field and a
     hint (did-you-mean for unknown keys, providers and models); exit 2 if any."""
+    from semspec.core.config import config_path
+
     cli = cli_context(ctx)
     problems = _problems(cli.repo)
     if as_json:
@@ -71,6 +77,10 @@ def validate(
 
 def _problems(repo: Path) -> list[ConfigProblem]:
     """The config's problems, models checked against the registry (a broken registry is one)."""
+    from semspec.core.config import ConfigProblem, check_config
+    from semspec.core.errors import ConfigError
+    from semspec.model.registry import load_registry
+
     try:
         model_ids: list[str] | None = load_registry(repo).ids
         broken: list[ConfigProblem] = []

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
-from semspec.core.config import SemspecConfig, load_config
+if TYPE_CHECKING:
+    from semspec.core.config import SemspecConfig
 
 
 def find_repo(start: Path) -> Path:
@@ -33,6 +35,9 @@ class CliContext:
     @property
     def config(self) -> SemspecConfig:
         if self._config is None:
+            # Imported here: pydantic's config models cost more than `--help` takes in total.
+            from semspec.core.config import load_config
+
             self._config = load_config(self.repo)
         return self._config
 

@@ -10,7 +10,6 @@ from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
 from semspec.cli.runtime import jsonable
 from semspec.core.errors import InputError
-from semspec.demo.run import DemoOptions, run_demo
 
 
 def register(app: typer.Typer) -> None:
@@ -36,6 +35,8 @@ def register(app: typer.Typer) -> None:
         cited by the reviewer, a scope-creep flag from the risk monitor, a checkpoint under
         context pressure, a no_new_evidence escalation and a human's answer. Exits 1 when a
         step did not show."""
+        from semspec.demo.run import DemoOptions, run_demo
+
         if timeout <= 0:
             raise InputError(
                 f"--timeout must be a positive number of seconds, got {timeout:g}",

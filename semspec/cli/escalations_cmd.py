@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
-from temporalio.client import Client
 
 from semspec.cli.context import cli_context
 from semspec.cli.monitor_cmd import watch as monitor_watch
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.client.task_client import check_pending, find_task, list_tasks, resolve, task_status
-from semspec.client.task_render import render_failed_gates
 from semspec.core.errors import InputError
-from semspec.services.connect import Endpoints
-from semspec.workflow.task.activities import suggested_actions
-from semspec.workflow.task.messages import RESOLUTION_ACTIONS, Escalation, Resolution
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from semspec.services.connect import Endpoints
+    from semspec.workflow.task.messages import Escalation
 
 app = typer.Typer(help="See and answer escalations.", no_args_is_help=True)
 
 
 async def pending(client: Client) -> list[Escalation]:
     """Every escalation waiting for a human."""
+    from semspec.client.task_client import list_tasks, task_status
+
     found = []
     for row in await list_tasks(client, "escalated"):
         status = await task_status(client, row.task_id)
@@ -63,6 +67,10 @@ def show_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One escalation with its evidence (the failed gates' output) and ready-to-run commands."""
+    from semspec.client.task_client import check_pending, find_task, task_status
+    from semspec.client.task_render import render_failed_gates
+    from semspec.vocabulary.suggestions import suggested_actions
+
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:
@@ -71,7 +79,7 @@ def show_cmd(
         check_pending(status, escalation_id)
         esc = status.pending_escalation
         assert esc is not None
-        actions = suggested_actions(task_id)
+        actions = suggested_actions(task_id, esc.reason)
         if as_json:
             print_json(
                 cli.console,
@@ -113,6 +121,9 @@ def resolve_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Answer an escalation; the task resumes (or ends, for approve/abort)."""
+    from semspec.client.task_client import find_task, resolve
+    from semspec.workflow.task.messages import RESOLUTION_ACTIONS, Resolution
+
     cli = cli_context(ctx)
     normalized = action.replace("-", "_")
     if normalized not in RESOLUTION_ACTIONS:

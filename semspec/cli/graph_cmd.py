@@ -6,7 +6,6 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.graph.access import open_graph
 
 app = typer.Typer(help="Query the knowledge graph.", no_args_is_help=True)
 
@@ -18,6 +17,8 @@ def query(
     as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
 ) -> None:
     """Run a SELECT query and print its rows (named graphs need ``GRAPH ?g { ... }``)."""
+    from semspec.graph.access import open_graph
+
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
     try:

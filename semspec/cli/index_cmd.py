@@ -7,17 +7,17 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
 from semspec.core.errors import InputError, NotFoundError
-from semspec.graph.access import open_graph
-from semspec.graph.store import GraphStore
-from semspec.processors.code_index import file_summaries, index_repository, pack_facts
-from semspec.processors.code_index.graph_read import read_facts
-from semspec.processors.code_index.indexer import IndexReport
+
+if TYPE_CHECKING:
+    from semspec.graph.store import GraphStore
+    from semspec.processors.code_index.indexer import IndexReport
 
 app = typer.Typer(
     help="Index the repository's code into the meaning graph; pack or summarize files.",
@@ -29,6 +29,8 @@ FILES_OPTION = typer.Option(..., "--file", "-f", help="File to include (repeatab
 
 @contextmanager
 def _store(cli: CliContext) -> Iterator[GraphStore]:
+    from semspec.graph.access import open_graph
+
     store = open_graph(cli.config, cli.repo)
     try:
         yield store
@@ -44,6 +46,8 @@ def index(
     """Index new and changed files (unchanged ones are not parsed again); report what happened."""
     if ctx.invoked_subcommand is not None:
         return
+    from semspec.processors.code_index import index_repository
+
     cli = cli_context(ctx)
     with _store(cli) as store:
         report = index_repository(store, cli.repo, cli.config.index)
@@ -110,6 +114,9 @@ def pack(
     as_json: bool = typer.Option(False, "--json", help="Print JSON with the pack and counts."),
 ) -> None:
     """Print the meaning pack of the given files (dictionary, nodes, edges, evidence)."""
+    from semspec.processors.code_index import pack_facts
+    from semspec.processors.code_index.graph_read import read_facts
+
     cli = cli_context(ctx)
     wanted = _wanted(cli, files)
     with _store(cli) as store:
@@ -137,6 +144,8 @@ def summary(
     as_json: bool = typer.Option(False, "--json", help="Print JSON keyed by path."),
 ) -> None:
     """Print the short summary (symbols, imports, boundaries with lines) of the given files."""
+    from semspec.processors.code_index import file_summaries
+
     cli = cli_context(ctx)
     wanted = _wanted(cli, files)
     with _store(cli) as store:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pygit2
 import typer
 
 from semspec.cli.context import CliContext, cli_context
-from semspec.core.config import config_path
 from semspec.core.errors import InputError
-from semspec.services.git_exclude import exclude_from_git
 
 _MARKERS = {
     "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"),
@@ -84,6 +81,11 @@ def init_repo(repo: Path, force: bool = False) -> tuple[Path, str]:
     ``repo`` must be an existing directory inside a git repository: tasks run on git branches
     and worktrees.
     """
+    import pygit2
+
+    from semspec.core.config import config_path
+    from semspec.services.git_exclude import exclude_from_git
+
     if not repo.is_dir():
         raise InputError(f"{repo} is not a directory", hint="pass an existing repository path")
     if pygit2.discover_repository(str(repo)) is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,11 +12,10 @@ from semspec.cli import budget_cmd
 from semspec.cli.budget_cmd import parse_role, read_task_files
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.model.performance import MemoryPerformanceHistory, PerformanceHistory
-from semspec.model.profiles import ModelSpec
-from semspec.model.registry import load_registry
-from semspec.workflow.assignment import explain_assignment
-from semspec.workflow.context.estimator import TokenEstimator
+
+if TYPE_CHECKING:
+    from semspec.model.performance import PerformanceHistory
+    from semspec.model.profiles import ModelSpec
 
 app = typer.Typer(help="The model registry and model assignment.", no_args_is_help=True)
 
@@ -33,6 +33,8 @@ def list_models(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the registry (configs/models.yaml merged with .semspec/models.yaml)."""
+    from semspec.model.registry import load_registry
+
     cli = cli_context(ctx)
     registry = load_registry(cli.repo)
     specs = registry.for_role(parse_role(role)) if role is not None else list(registry)
@@ -67,6 +69,13 @@ def assign(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Explain which model would take the role for these files, and why; runs nothing."""
+    from semspec.model.performance import MemoryPerformanceHistory
+    from semspec.model.registry import load_registry
+    from semspec.workflow.assignment import explain_assignment
+    from semspec.workflow.context.estimator import TokenEstimator
+    from semspec.workflow.performance_graph import GraphPerformanceHistory
+    from semspec.workflow.task.context_activities import graph_of
+
     cli = cli_context(ctx)
     chosen_role = parse_role(role)
     registry = load_registry(cli.repo)
@@ -78,9 +87,6 @@ def assign(
     estimator = TokenEstimator(None)
     texts = read_task_files(cli, files)
     task_tokens = sum(estimator.count(text) for text in texts.values())
-    from semspec.workflow.performance_graph import GraphPerformanceHistory
-    from semspec.workflow.task.context_activities import graph_of
-
     with graph_of(cli.repo, cli.config, create=False) as store:
         history: PerformanceHistory = (
             GraphPerformanceHistory(store) if store is not None else MemoryPerformanceHistory()

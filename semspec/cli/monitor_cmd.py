@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from nats.js.errors import BucketNotFoundError
 
 from semspec.cli.context import CliContext, cli_context
-from semspec.cli.escalations_watch import watch_signals
 from semspec.cli.output import print_json, print_table
-from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import NotFoundError, ServiceError
-from semspec.processors.risk_monitor.state import TaskState
-from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import STATE_BUCKET
-from semspec.services.connect import nats_options, resolve_endpoints
-from semspec.services.monitor_runner import connect_nats, serve
+
+if TYPE_CHECKING:
+    from semspec.core.config.models import SemspecConfig
+    from semspec.processors.risk_monitor.state import TaskState
 
 app = typer.Typer(
     help="The risk monitor: run it, see the state it holds, watch the signals it raises.",
@@ -38,6 +34,10 @@ def monitor(
     if repo is not None:
         ctx.find_root().obj = CliContext(repo.resolve())
     if ctx.invoked_subcommand is None:
+        import asyncio
+
+        from semspec.services.monitor_runner import serve
+
         cli = cli_context(ctx)
         asyncio.run(serve(cli.config, cli.repo))
 
@@ -49,6 +49,8 @@ def state(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Print what the monitor holds per task: levels reached, episode, counts, files."""
+    import asyncio
+
     cli = cli_context(ctx)
     states = asyncio.run(_load_states(cli.config, cli.repo, task))
     if as_json:
@@ -79,12 +81,22 @@ def watch(
     count: int | None = typer.Option(None, "--count", min=1, help="Stop after this many."),
 ) -> None:
     """Print user signals as they arrive, with the commands to run next (Ctrl-C stops)."""
+    from semspec.cli.escalations_watch import watch_signals
+    from semspec.services.connect import nats_options, resolve_endpoints
+
     cli = cli_context(ctx)
     endpoints = resolve_endpoints(cli.config, cli.repo)
     watch_signals(endpoints.nats_url, nats_options(cli.config), cli.console, as_json, count=count)
 
 
 async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:
+    from nats.js.errors import BucketNotFoundError
+
+    from semspec.processors.risk_monitor.store import StateStore
+    from semspec.processors.risk_monitor.streams import STATE_BUCKET
+    from semspec.services.connect import nats_options, resolve_endpoints
+    from semspec.services.monitor_runner import connect_nats
+
     endpoints = resolve_endpoints(config, repo)
     nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-cli")
     try:

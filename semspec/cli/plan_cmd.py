@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from temporalio.client import Client
 
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
-from semspec.client.plan_spec import load_plan
-from semspec.services.connect import Endpoints
-from semspec.workflow.plan.messages import APPROVED, PlanStatus, plan_workflow_id
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from temporalio.client import Client
+
+    from semspec.services.connect import Endpoints
+    from semspec.workflow.plan.messages import PlanStatus
 
 app = typer.Typer(help="Submit and follow plans of dependent tasks.", no_args_is_help=True)
 
@@ -33,6 +34,10 @@ def submit_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Validate PLAN_FILE and start its tasks, in parallel where depends_on allows."""
+    from semspec.client.plan_client import submit_plan
+    from semspec.client.plan_spec import load_plan
+    from semspec.workflow.plan.messages import plan_workflow_id
+
     cli = cli_context(ctx)
     inp = load_plan(plan_file, cli.config, cli.repo)
 
@@ -57,6 +62,11 @@ def submit_cmd(
 
 async def follow(client: Client, plan_id: str, cli: CliContext, as_json: bool) -> int:
     """Print plan steps as they happen until it is done or a task escalates; the exit code."""
+    import asyncio
+
+    from semspec.client.plan_client import escalated_tasks, plan_status
+    from semspec.workflow.plan.messages import APPROVED
+
     shown = 0
     while True:
         status = await plan_status(client, plan_id)
@@ -83,6 +93,8 @@ def status_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Every task of the plan: state, phase, dependencies, and reason or commit."""
+    from semspec.client.plan_client import plan_status
+
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.core.errors import InputError
-from semspec.graph.access import open_graph
-from semspec.graph.store import GraphStore
-from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
-from semspec.workflow.task.review_context import review_request, reviewer_window
+
+if TYPE_CHECKING:
+    from semspec.graph.store import GraphStore
 
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
 
@@ -84,6 +84,10 @@ def context(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Assemble the reviewer's context for TASK_ID or --file FILES, with a budget table."""
+    from semspec.graph.access import open_graph
+    from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
+    from semspec.workflow.task.review_context import review_request, reviewer_window
+
     cli = cli_context(ctx)
     diff = ""
     # Files given by hand must exist; a task's own files may be ones it creates.

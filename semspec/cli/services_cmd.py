@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.services.supervisor import ServiceStatus, Supervisor
+
+if TYPE_CHECKING:
+    from semspec.services.supervisor import ServiceStatus
 
 
 def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> None:
@@ -39,6 +42,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     ) -> None:
         """Start the embedded services (or check the external ones) and wait until healthy."""
+        from semspec.services.supervisor import Supervisor
+
         cli = cli_context(ctx)
         progress = None if as_json else (lambda msg: cli.err.print(msg, markup=False))
         statuses = Supervisor(cli.config, cli.repo, on_progress=progress).up()
@@ -49,6 +54,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     ) -> None:
         """Stop what `semspec up` started (by recorded PID); data under .semspec/run stays."""
+        from semspec.services.supervisor import Supervisor
+
         cli = cli_context(ctx)
         statuses = Supervisor(cli.config, cli.repo).down()
         if not statuses and not as_json:
@@ -61,6 +68,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     ) -> None:
         """Show each service: up/down, address, version; exit 1 if any is down."""
+        from semspec.services.supervisor import Supervisor
+
         cli = cli_context(ctx)
         statuses = Supervisor(cli.config, cli.repo).status()
         _show(ctx, statuses, as_json)

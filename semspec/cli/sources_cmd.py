@@ -6,9 +6,6 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.graph.access import open_graph
-from semspec.processors.sources.catalog import list_sops, show_sop
-from semspec.processors.sources.sync import sync_sources
 
 app = typer.Typer(
     help="Ingest and inspect SOPs under .semspec/sources/docs/sops/.", no_args_is_help=True
@@ -21,6 +18,9 @@ def sync(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Bring the graph in line with the SOP files; broken files are named and exit 2."""
+    from semspec.graph.access import open_graph
+    from semspec.processors.sources.sync import sync_sources
+
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
     try:
@@ -56,6 +56,9 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the SOPs in the graph."""
+    from semspec.graph.access import open_graph
+    from semspec.processors.sources.catalog import list_sops
+
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
     try:
@@ -76,6 +79,9 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one SOP: metadata, summary, requirements and chunks."""
+    from semspec.graph.access import open_graph
+    from semspec.processors.sources.catalog import show_sop
+
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
     try:

@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from temporalio.client import Client
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.client.task_client import (
-    TASK_OUTCOMES,
-    TASK_STATES,
-    cancel,
-    check_state,
-    list_tasks,
-    submit,
-    task_status,
-)
-from semspec.client.task_render import render_entry, render_final, render_log, render_status
-from semspec.client.task_spec import TaskDraft, build_task_input, draft_from_yaml
+from semspec.client.task_states import TASK_OUTCOMES, TASK_STATES, check_state
 from semspec.core.errors import TaskSpecError
-from semspec.services.connect import Endpoints
-from semspec.workflow.task.messages import TaskStatus
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from temporalio.client import Client
+
+    from semspec.services.connect import Endpoints
+    from semspec.workflow.task.messages import TaskStatus
 
 app = typer.Typer(help="Submit and follow tasks.", no_args_is_help=True)
 
@@ -70,6 +63,9 @@ def submit_cmd(
 
     With --wait the exit code is 0 when approved, 3 when escalated, 1 otherwise.
     """
+    from semspec.client.task_client import submit
+    from semspec.client.task_spec import TaskDraft, build_task_input, draft_from_yaml
+
     cli = cli_context(ctx)
     if task_file is not None:
         draft = draft_from_yaml(task_file)
@@ -118,6 +114,11 @@ async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> i
 
     The outcome is said once, by the final line: the log's own ``finished`` entry is skipped.
     """
+    import asyncio
+
+    from semspec.client.task_client import task_status
+    from semspec.client.task_render import render_entry, render_final
+
     shown = 0
     while True:
         status = await task_status(client, task_id)
@@ -141,6 +142,9 @@ def _show_status(
     ctx: typer.Context, task_id: str, as_json: bool, render: Callable[[Console, TaskStatus], None]
 ) -> None:
     """Fetch a task's status and print it with ``render`` (or as JSON, the log only for logs)."""
+    from semspec.client.task_client import task_status
+    from semspec.client.task_render import render_log
+
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:
@@ -160,6 +164,8 @@ def status_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Phase, iteration, retries, last gates and verdict, pending escalation, fingerprints."""
+    from semspec.client.task_render import render_status
+
     _show_status(ctx, task_id, as_json, render_status)
 
 
@@ -170,6 +176,8 @@ def logs_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Iteration by iteration: developer outcome, gates, verdicts, signals, fingerprints."""
+    from semspec.client.task_render import render_log
+
     _show_status(ctx, task_id, as_json, render_log)
 
 
@@ -188,6 +196,8 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Tasks, newest first: one row per task; failed and refused ones show as failed."""
+    from semspec.client.task_client import list_tasks
+
     cli = cli_context(ctx)
     wanted = check_state(state)
 
@@ -210,6 +220,8 @@ def list_cmd(
 @app.command("cancel")
 def cancel_cmd(ctx: typer.Context, task_id: str = typer.Argument(..., help="Task id.")) -> None:
     """Cancel a running task; its worktree and branch are kept."""
+    from semspec.client.task_client import cancel
+
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:

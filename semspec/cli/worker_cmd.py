@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
+from typing import TYPE_CHECKING
 
 import typer
 
 from semspec.cli.context import cli_context
-from semspec.core.logging import get_logger
-from semspec.core.run_folder import run_dir_of
-from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
-from semspec.services.presence import Presence, announce, withdraw
 
-log = get_logger("worker")
+if TYPE_CHECKING:
+    from semspec.services.presence import Presence
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +28,15 @@ def register(app: typer.Typer) -> None:
 
         Start as many as you like on one stack; each announces itself under its own identity.
         """
+        import asyncio
+        import signal
+
+        from semspec.core.logging import get_logger
+        from semspec.core.run_folder import run_dir_of
+        from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
+        from semspec.services.presence import announce, withdraw
+
+        log = get_logger("worker")
         cli = cli_context(ctx)
         config, repo = cli.config, cli.repo
         endpoints = resolve_endpoints(config, repo)

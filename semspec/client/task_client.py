@@ -16,10 +16,12 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from semspec.client.task_states import TEMPORAL_SPELLING, check_state
 from semspec.core.errors import InputError, NotFoundError, SemspecError
 from semspec.workflow.task.messages import (
     QUERY_STATUS,
     UPDATE_RESOLVE,
+    WORKFLOW_NAME,
     Resolution,
     ResolutionAck,
     TaskInput,
@@ -27,25 +29,10 @@ from semspec.workflow.task.messages import (
     TaskStatus,
     workflow_id_for,
 )
-from semspec.workflow.task.workflows import TaskWorkflow
 
 QUERY_TIMEOUT_S = 10.0
 CLOSED_QUERY_TIMEOUT_S = 5.0
 """A closed workflow answers a query by replay on a worker; without one it never answers."""
-
-TASK_STATES: tuple[str, ...] = (
-    "running",
-    "escalated",
-    "completed",
-    "failed",
-    "cancelled",
-    "terminated",
-    "timed_out",
-)
-"""What ``task list`` shows in its state column (``--state`` also takes an outcome)."""
-TASK_OUTCOMES: tuple[str, ...] = ("approved", "aborted", "refused")
-"""Outcomes of a completed workflow; all but ``approved`` list as ``failed``."""
-_TEMPORAL_SPELLING = {"canceled": "cancelled"}
 
 
 @dataclass
@@ -71,11 +58,13 @@ async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHan
 
     task_id = inp.spec.task_id
     try:
+        # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
         return await client.start_workflow(
-            TaskWorkflow.run,
+            WORKFLOW_NAME,
             inp,
             id=workflow_id_for(task_id),
             task_queue=task_queue,
+            result_type=TaskResult,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
     except WorkflowAlreadyStartedError:
@@ -95,7 +84,7 @@ def _handle(client: Client, task_id: str) -> WorkflowHandle[Any, Any]:
 def state_name(status: WorkflowExecutionStatus | None) -> str:
     """Temporal's execution status in lower case, ``cancelled`` spelled as in our outcomes."""
     name = (status or WorkflowExecutionStatus.RUNNING).name.lower()
-    return _TEMPORAL_SPELLING.get(name, name)
+    return TEMPORAL_SPELLING.get(name, name)
 
 
 async def describe_state(client: Client, task_id: str) -> str:
@@ -129,7 +118,7 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
     state = await describe_state(client, task_id)
     handle = _handle(client, task_id)
     if state == "completed":
-        typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
+        typed = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
         result: TaskResult = await typed.result()
         return result.status
     if state == "running":
@@ -175,19 +164,6 @@ async def _closed_status(handle: WorkflowHandle[Any, Any], task_id: str, state: 
         except Exception as err:
             status.reason = str(err)
     return status
-
-
-def check_state(state: str | None) -> str | None:
-    """``--state`` normalised (``canceled`` is ``cancelled``); anything unknown is an error."""
-    if state is None:
-        return None
-    value = _TEMPORAL_SPELLING.get(state.strip().lower(), state.strip().lower())
-    if value not in TASK_STATES + TASK_OUTCOMES:
-        raise InputError(
-            f"--state {state!r} is not a task state",
-            hint=f"use one of: {', '.join(TASK_STATES + TASK_OUTCOMES)}",
-        )
-    return value
 
 
 def _list_row(wf_state: str, status: TaskStatus | None) -> tuple[str, str]:
@@ -303,6 +279,6 @@ async def resolve(
 
 async def wait_result(client: Client, task_id: str) -> TaskResult:
     """Block until the task's workflow closes."""
-    typed = client.get_workflow_handle_for(TaskWorkflow.run, workflow_id_for(task_id))
+    typed = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
     result: TaskResult = await typed.result()
     return result
