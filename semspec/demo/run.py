@@ -18,7 +18,6 @@ from pathlib import Path
 from rich.console import Console
 
 from semspec.core.config.models import SemspecConfig
-from semspec.core.errors import ServiceError
 from semspec.demo.knowledge import KnowledgeRecord, knowledge_step
 from semspec.demo.narrate import knowledge_lines, recap_lines
 from semspec.demo.sample import SampleRepo, create_sample_repo
@@ -29,8 +28,6 @@ from semspec.demo.story import MUL_TASK, SUB_TASK
 from semspec.demo.summary import DemoSummary, TaskRecord
 from semspec.demo.tasks import TaskRunner, task_input
 from semspec.services.connect import Endpoints, temporal_client
-
-CONNECT_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -125,17 +122,7 @@ async def _run_story(
     options: DemoOptions,
     out: Console,
 ) -> tuple[KnowledgeRecord, list[TaskRecord], str | None]:
-    try:
-        client = await asyncio.wait_for(
-            temporal_client(config, endpoints.temporal_address), CONNECT_TIMEOUT_S
-        )
-    except Exception as exc:
-        raise ServiceError(
-            f"cannot connect ({type(exc).__name__})",
-            service="temporal",
-            address=endpoints.temporal_address,
-            hint="check the services with `semspec status`",
-        ) from None
+    client = await temporal_client(config, endpoints.temporal_address)
     first_input = task_input(sample, SUB_TASK)
     # Graph and git work blocks: off the event loop (the follower's polls share it later).
     knowledge = await asyncio.to_thread(knowledge_step, sample.path, first_input.spec)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from semspec.core.config.models import SemspecConfig
-from semspec.core.errors import ServiceError
+from semspec.core.errors import ConfigError, ServiceError
 from semspec.core.run_folder import load_records, run_dir_of
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+    from temporalio.service import TLSConfig
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long a client waits for Temporal to answer before saying it is not there."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +74,36 @@ def nats_options(config: SemspecConfig) -> dict[str, Any]:
     return opts
 
 
-async def temporal_client(config: SemspecConfig, address: str | None = None) -> Any:
-    """A Temporal client for the configured (or given) address, with TLS or API key if set."""
+async def connect_temporal(
+    address: str,
+    namespace: str = "default",
+    *,
+    tls: TLSConfig | bool = False,
+    api_key: str | None = None,
+    timeout_s: float = CONNECT_TIMEOUT_S,
+) -> Client:
+    """A Temporal client for ``address``, or a ``ServiceError`` naming it when nothing answers
+    within ``timeout_s``. The one place semspec connects to Temporal."""
+    import asyncio
+
     from temporalio.client import Client
+
+    connecting = Client.connect(address, namespace=namespace, tls=tls, api_key=api_key)
+    try:
+        return await asyncio.wait_for(connecting, timeout_s)
+    except Exception as exc:
+        raise ServiceError(
+            f"cannot connect ({type(exc).__name__})",
+            service="temporal",
+            address=address,
+            hint="start the services with `semspec up`, then check `semspec status`",
+        ) from None
+
+
+async def temporal_client(
+    config: SemspecConfig, address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S
+) -> Client:
+    """A Temporal client for the configured (or given) address, with TLS or API key if set."""
     from temporalio.service import TLSConfig
 
     cfg = config.services.temporal
@@ -79,10 +113,23 @@ async def temporal_client(config: SemspecConfig, address: str | None = None) -> 
     tls: TLSConfig | bool = False
     if cfg.tls_cert and cfg.tls_key:
         tls = TLSConfig(
-            client_cert=Path(cfg.tls_cert).read_bytes(),
-            client_private_key=Path(cfg.tls_key).read_bytes(),
+            client_cert=_read_tls(cfg.tls_cert, "tls_cert"),
+            client_private_key=_read_tls(cfg.tls_key, "tls_key"),
         )
     api_key = cfg.api_key.get_secret_value() if cfg.api_key else None
     if api_key and tls is False:
         tls = True
-    return await Client.connect(target, namespace=cfg.namespace, tls=tls, api_key=api_key)
+    return await connect_temporal(
+        target, cfg.namespace, tls=tls, api_key=api_key, timeout_s=timeout_s
+    )
+
+
+def _read_tls(path: str, key: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {path}: {exc.strerror}",
+            field=f"services.temporal.{key}",
+            hint="point it at a readable PEM file",
+        ) from None

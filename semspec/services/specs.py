@@ -193,7 +193,7 @@ class TemporalSpec:
 
         async def probe() -> bool:
             try:
-                client = await asyncio.wait_for(temporal_client(config), timeout=5)
+                client = await temporal_client(config, timeout_s=5)
                 return bool(await client.service_client.check_health())
             except Exception:
                 return False
@@ -205,12 +205,10 @@ class TemporalSpec:
 
 
 async def _temporal_answers(address: str, namespace: str | None) -> bool:
-    from temporalio.client import Client
+    from semspec.services.connect import connect_temporal
 
     try:
-        client = await asyncio.wait_for(
-            Client.connect(address, namespace=namespace or "default"), timeout=2
-        )
+        client = await connect_temporal(address, namespace or "default", timeout_s=2)
         # Listing proves the frontend *and* the namespace are ready, not just the port.
         async for _ in client.list_workflows(page_size=1):
             break
