@@ -13,6 +13,7 @@ from semspec.core.config.models import GraphConfig
 from semspec.core.errors import ContextBudgetError
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
+from semspec.processors.code_index import file_summary, index_repository
 from semspec.processors.sources.catalog import show_sop
 from semspec.processors.sources.sync import SOP_DIR, sync_sources
 from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
@@ -274,30 +275,16 @@ def test_the_diff_and_reserved_parts_come_out_of_the_budget(store: GraphStore) -
     assert context.budget_tokens == 20_000 - 2_000 - 6_000 - 1_000 - 100 - 3_000
 
 
-def test_file_summaries_come_from_the_code_graph_when_the_caller_gives_none(
-    store: GraphStore,
+def test_file_summaries_come_from_the_code_index_when_the_caller_gives_none(
+    store: GraphStore, repo: Path
 ) -> None:
-    from rdflib import Literal
-
-    from semspec.vocabulary import code as C
-    from semspec.vocabulary.namespaces import RDF
-
     path = "src/app.py"
-    node, symbol, ev = C.file_iri(path), C.fact_iri(path, "sym:main"), C.fact_iri(path, "ev:main")
-    store.replace_graph(
-        C.code_graph(path),
-        [
-            (node, RDF.type, C.FILE),
-            (node, C.PATH, Literal(path)),
-            (node, C.LANGUAGE, Literal("python")),
-            (node, C.DEFINES, symbol),
-            (symbol, C.SIGNATURE, Literal("def main() -> int")),
-            (symbol, C.EVIDENCE, ev),
-            (ev, C.START_LINE, Literal(3)),
-        ],
-    )
+    (repo / "src").mkdir()
+    (repo / path).write_text('"""App."""\n\n\ndef main() -> int:\n    return 0\n')
+    index_repository(store, repo)
     context = assemble_review_context(store, request([path], 10_000), words)
-    assert "### src/app.py\nsrc/app.py (python)\n  L3 def main() -> int" in context.text
+    assert f"### {path}\n{file_summary(store, path)}" in context.text
+    assert "\n  L4-5 def main() -> int" in context.text
     assert context.sections[2].items == [path]
 
 

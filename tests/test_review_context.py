@@ -1,15 +1,20 @@
 """The workflow's reviewer context uses the reviewer's real window: the configured
-``models.reviewer.context_window``, else the registry's figure, else 32,768."""
+``models.reviewer.context_window``, else the registry's figure, else 32,768; and
+``semspec review context`` shows the same text the review activity gives the reviewer."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
+from typer.testing import CliRunner
 
+from semspec.cli.app import app
 from semspec.core.config import load_config
 from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
+from semspec.processors.code_index import index_repository
 from semspec.processors.sources.sync import SOP_DIR, sync_sources
 from semspec.workflow.context.windows import DEFAULT_WINDOW
 from semspec.workflow.task.messages import RoleSpec, TaskSpec
@@ -68,3 +73,21 @@ def test_the_workflows_reviewer_context_is_cut_to_the_configured_window(tmp_path
     assert "long-notes" not in text
     roomy = _repo(tmp_path / "roomy", {})
     assert "### SOP long-notes" in review_context(roomy, _spec(roomy), diff="")
+
+
+def test_review_context_shows_what_the_review_activity_gives_the_reviewer(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {})
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    store = open_store(GraphConfig(), repo)
+    try:
+        index_repository(store, repo)
+    finally:
+        store.close()
+    given = review_context(repo, _spec(repo), diff="")
+    assert "### calc.py\ncalc.py (python, 2 lines" in given
+    unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("SEMSPEC_")}
+    shown = CliRunner().invoke(
+        app, ["--repo", str(repo), "review", "context", "--file", "calc.py"], env=unset
+    )
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith(given)

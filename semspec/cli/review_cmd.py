@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -12,20 +11,7 @@ from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.core.errors import InputError
 
-if TYPE_CHECKING:
-    from semspec.graph.store import GraphStore
-
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
-
-
-def _file_summaries(store: GraphStore, files: list[str]) -> dict[str, str] | None:
-    # The code indexer's richer summaries when it is installed; otherwise the assembler reads
-    # the shared code vocabulary itself.
-    try:
-        from semspec.processors.code_index.summary import file_summaries
-    except ImportError:
-        return None
-    return file_summaries(store, files)
 
 
 def _relative(repo: Path, name: str) -> str:
@@ -85,8 +71,7 @@ def context(
 ) -> None:
     """Assemble the reviewer's context for TASK_ID or --file FILES, with a budget table."""
     from semspec.graph.access import open_graph
-    from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
-    from semspec.workflow.task.review_context import review_request, reviewer_window
+    from semspec.workflow.task.review_context import assemble_for_review, reviewer_window
 
     cli = cli_context(ctx)
     diff = ""
@@ -98,20 +83,12 @@ def context(
         plan = plan or task_plan
     if not rel:
         raise InputError("give a TASK_ID or at least one --file", hint="e.g. --file src/app.py")
-    request = review_request(
-        cli.config,
-        rel,
-        window or reviewer_window(cli.repo, cli.config),
-        task_id=task_id,
-        plan_id=plan,
-        diff=diff,
-    )
+    window = window or reviewer_window(cli.repo, cli.config)
     store = open_graph(cli.config, cli.repo)
     try:
-        summaries = _file_summaries(store, rel)
-        if summaries is not None:
-            request = AssemblyRequest(**{**vars(request), "file_summaries": summaries})
-        assembled = assemble_review_context(store, request)
+        assembled = assemble_for_review(
+            store, cli.config, rel, window, task_id=task_id, plan_id=plan, diff=diff
+        )
     finally:
         store.close()
     if as_json:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from semspec.core.errors import ContextBudgetError
 from semspec.graph.store import GraphStore
 from semspec.model.tokens import TokenCounter, count_tokens
+from semspec.processors.code_index.summary import file_summaries
 from semspec.workflow import knowledge
 from semspec.workflow.context.assembler_model import AssembledContext, AssemblyRequest, Section
 from semspec.workflow.context.assembler_sops import matching_sops
-from semspec.workflow.context.assembler_summaries import code_graph_summaries
 from semspec.workflow.context.sop_budget import SopSelection
 
 __all__ = ["AssembledContext", "AssemblyRequest", "Section", "assemble_review_context"]
@@ -77,7 +77,7 @@ def assemble_review_context(
 
     summaries = request.file_summaries
     if summaries is None:
-        summaries = code_graph_summaries(store, files)
+        summaries = file_summaries(store, files)
     summary_section, summary_blocks = _summaries(files, summaries, ledger, count)
 
     conventions = knowledge.conventions_for(store, files)

@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 class AssemblyRequest:
     """What the reviewer will look at and the window it has.
 
-    ``file_summaries`` (repo-relative path → summary text) is filled by the caller; when it is
-    None the assembler reads what the code graph holds for the task files.
+    ``file_summaries`` (repo-relative path → summary text) may be given by the caller; when it
+    is None the assembler reads the code index's summaries of the task files.
     """
 
     task_files: tuple[str, ...]

@@ -1,9 +1,9 @@
 """The reviewer's assembled context for a task, in the window the reviewer role really has.
 
-``reviewer_window`` is the one answer to "how big is the reviewer's window" for both the
-workflow's review activity and ``semspec review context``: the configured
-``models.reviewer.context_window``, else the registry entry of the reviewer's model, else 32,768
-(``semspec.workflow.context.windows``).
+The review activity and ``semspec review context`` share both halves, so the command shows what
+the reviewer gets: ``assemble_for_review`` builds the context, and ``reviewer_window`` is the
+window: the configured ``models.reviewer.context_window``, else the registry entry of the
+reviewer's model, else 32,768 (``semspec.workflow.context.windows``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from semspec.core.config.models import SemspecConfig
+from semspec.graph.store import GraphStore
 from semspec.workflow.context.assembler import assemble_review_context
-from semspec.workflow.context.assembler_model import AssemblyRequest
+from semspec.workflow.context.assembler_model import AssembledContext, AssemblyRequest
 from semspec.workflow.context.windows import role_window_in
 from semspec.workflow.task.context_activities import graph_of, repo_config
 from semspec.workflow.task.messages import TaskSpec
@@ -27,7 +28,8 @@ def reviewer_window(repo: Path, config: SemspecConfig, model: str | None = None)
     return role_window_in(repo, role)
 
 
-def review_request(
+def assemble_for_review(
+    store: GraphStore,
     config: SemspecConfig,
     files: list[str],
     window: int,
@@ -35,10 +37,11 @@ def review_request(
     task_id: str | None = None,
     plan_id: str | None = None,
     diff: str = "",
-) -> AssemblyRequest:
-    """The assembler's request with the reviewer's reserved parts from the config."""
+) -> AssembledContext:
+    """The reviewer's context for ``files`` in ``window`` tokens, with the reserved parts from
+    the config: the one builder of the review activity and ``semspec review context``."""
     reviewer = config.context.reviewer
-    return AssemblyRequest(
+    request = AssemblyRequest(
         task_files=tuple(files),
         plan_id=plan_id,
         task_id=task_id,
@@ -49,6 +52,7 @@ def review_request(
         output_tokens=reviewer.output_tokens,
         safety_margin=reviewer.safety_margin,
     )
+    return assemble_review_context(store, request)
 
 
 def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None) -> str:
@@ -58,12 +62,12 @@ def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | N
     with graph_of(repo, config, create=False) as store:
         if store is None:
             return ""
-        request = review_request(
+        return assemble_for_review(
+            store,
             config,
             list(spec.task_files),
             window,
             task_id=spec.task_id,
             plan_id=spec.plan_id,
             diff=diff,
-        )
-        return assemble_review_context(store, request).text
+        ).text
