@@ -1,16 +1,26 @@
-"""Fixtures with real parts: NATS, Temporal dev and time-skipping servers, git repositories."""
+"""Fixtures with real parts: NATS, Temporal dev and time-skipping servers, git repositories,
+graph stores."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import nats
 import pytest
+from nats.aio.client import Client as NATS
+from nats.js.errors import NotFoundError
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from semspec.core.config.models import GraphConfig, RiskConfig
+from semspec.graph.access import open_store
+from semspec.graph.store import GraphStore
+from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
 from semspec.services.specs import binary
+from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
 from tests.support.repos import make_repo
 from tests.support.servers import NatsServer
 
@@ -35,6 +45,32 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
 @pytest.fixture(scope="module")
 def nats_url(nats_server: NatsServer) -> str:
     return nats_server.url
+
+
+@pytest.fixture
+async def nc(nats_url: str) -> AsyncIterator[NATS]:
+    """A connection to the module's NATS whose loop and monitor streams (and the monitor's
+    state) start empty: left-overs of an earlier test are deleted, then made again."""
+    conn = await nats.connect(nats_url)
+    js = conn.jetstream()
+    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(stream)
+    await ensure_streams(js, RiskConfig())
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[GraphStore]:
+    """An empty embedded Oxigraph store in the test's own folder, closed after the test."""
+    opened = open_store(GraphConfig(), tmp_path)
+    try:
+        yield opened
+    finally:
+        opened.close()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ determinism and the budget error."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,13 +63,10 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path, repo: Path) -> Iterator[GraphStore]:
-    opened = open_store(GraphConfig(), tmp_path / "store")
-    sync_sources(opened, repo)
-    try:
-        yield opened
-    finally:
-        opened.close()
+def store(store: GraphStore, repo: Path) -> GraphStore:
+    """The shared empty store with the SOPs of ``repo`` synced into it."""
+    sync_sources(store, repo)
+    return store
 
 
 def test_sops_match_task_files_by_glob_on_path_or_basename_and_by_list(

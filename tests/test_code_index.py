@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,7 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS
 
 import semspec.vocabulary as vocabulary
-from semspec.core.config.models import GraphConfig, IndexConfig
-from semspec.graph.access import open_store
+from semspec.core.config.models import IndexConfig
 from semspec.graph.store import GraphStore, memory_store
 from semspec.processors.code_index import FileFacts, extract_facts, index_repository
 from semspec.processors.code_index.graph_read import read_facts
@@ -39,16 +37,6 @@ def repo(tmp_path: Path) -> Path:
         shutil.copy(FIXTURES / name, root / "src" / name)
     (root / "README.md").write_text("# sample\n", encoding="utf-8")
     return root
-
-
-@pytest.fixture
-def store(repo: Path) -> Iterator[GraphStore]:
-    """The embedded Oxigraph store under the repository's ``.semspec/graph``."""
-    opened = open_store(GraphConfig(), repo)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 class CountingExtractor:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from semspec.core.config.models import GraphConfig
 from semspec.core.errors import InputError
-from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
 from semspec.vocabulary import semspec_terms as st
 from semspec.vocabulary.namespaces import plan_iri
@@ -21,15 +16,6 @@ from semspec.workflow.knowledge import (
     record_convention,
     record_decision,
 )
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[GraphStore]:
-    opened = open_store(GraphConfig(), tmp_path)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def test_decisions_are_found_by_task_plan_or_file_in_a_fixed_order(store: GraphStore) -> None:

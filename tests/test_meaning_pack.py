@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,7 @@ import structlog
 from typer.testing import CliRunner
 
 from semspec.cli.app import app
-from semspec.core.config.models import GraphConfig
 from semspec.core.errors import InputError, NotFoundError
-from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
 from semspec.processors.code_index import (
     extract_facts,
@@ -52,13 +49,10 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(repo: Path) -> Iterator[GraphStore]:
-    opened = open_store(GraphConfig(), repo)
-    try:
-        index_repository(opened, repo)
-        yield opened
-    finally:
-        opened.close()
+def store(store: GraphStore, repo: Path) -> GraphStore:
+    """The shared empty store with ``repo`` indexed into it."""
+    index_repository(store, repo)
+    return store
 
 
 def node_lines(text: str) -> dict[str, str]:

@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from semspec.core.config.models import GraphConfig
-from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
 from semspec.model.performance import TaskOutcome
 from semspec.model.registry import load_registry
 from semspec.workflow.assignment import explain_assignment
 from semspec.workflow.performance_graph import GraphPerformanceHistory
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[GraphStore]:
-    opened = open_store(GraphConfig(), tmp_path)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def test_recording_the_same_task_twice_counts_it_once(store: GraphStore) -> None:

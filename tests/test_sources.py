@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rdflib import URIRef
 
-from semspec.core.config.models import GraphConfig
 from semspec.core.errors import NotFoundError
-from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
 from semspec.processors.sources.catalog import list_sops, show_sop
 from semspec.processors.sources.sync import SOP_DIR, sync_sources
@@ -56,15 +53,6 @@ def write(repo: Path, name: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[GraphStore]:
-    opened = open_store(GraphConfig(), tmp_path / "store")
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 @pytest.fixture
