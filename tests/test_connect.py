@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from semspec.cli.app import app
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ConfigError, ServiceError
-from semspec.services.connect import connect_temporal, temporal_client
+from semspec.services.connect import connect_temporal, resolve_endpoints, temporal_client
 from semspec.services.ports import free_port
 
 
@@ -61,3 +61,18 @@ def test_a_command_that_needs_temporal_says_it_cannot_connect(tmp_path: Path) ->
     result = CliRunner().invoke(app, ["--repo", str(tmp_path), "task", "list"], env=env)
     assert isinstance(result.exception, ServiceError)
     assert str(result.exception).startswith(f"temporal at {address}: cannot connect")
+
+
+def test_endpoints_not_configured_nor_recorded_name_the_service_that_is_not_running(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ServiceError) as caught:
+        resolve_endpoints(SemspecConfig(), tmp_path)
+    assert caught.value.service == "nats"
+    nats_only = SemspecConfig.model_validate({"services": {"nats": {"url": "nats://h:4222"}}})
+    with pytest.raises(ServiceError) as caught:
+        resolve_endpoints(nats_only, tmp_path)
+    assert caught.value.service == "temporal"
+    both = {"nats": {"url": "nats://h:4222"}, "temporal": {"address": "h:7233"}}
+    endpoints = resolve_endpoints(SemspecConfig.model_validate({"services": both}), tmp_path)
+    assert (endpoints.nats_url, endpoints.temporal_address) == ("nats://h:4222", "h:7233")

@@ -26,10 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from semspec.client.task_spec import TaskDraft, build_task_input, new_task_id, reject_unknown_keys
+from semspec.client.task_spec import (
+    TaskDraft,
+    build_task_input,
+    new_task_id,
+    read_spec_file,
+    reject_unknown_keys,
+)
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import TaskSpecError
-from semspec.core.yaml_files import read_yaml
 from semspec.workflow.plan.messages import PlanInput, PlanTask
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -64,15 +69,7 @@ class PlanDraft:
 
 def draft_plan_from_yaml(path: Path) -> PlanDraft:
     """Read a plan file; malformed keys and values are errors naming the task and key."""
-    try:
-        raw = read_yaml(path).data
-    except FileNotFoundError:
-        raise TaskSpecError(f"plan file {path} not found", field="PLAN_FILE") from None
-    if not isinstance(raw, dict):
-        raise TaskSpecError(
-            f"{path} must hold a mapping with `title:` and `tasks:`", field="PLAN_FILE"
-        )
-    reject_unknown_keys(path, raw, _PLAN_KEYS, "")
+    raw = read_spec_file(path, "plan", "PLAN_FILE", _PLAN_KEYS, needs="`title:` and `tasks:`")
     title = raw.get("title")
     if not isinstance(title, str) or not title.strip():
         raise TaskSpecError(f"{path}: a non-empty string title is required", field="title")

@@ -65,13 +65,7 @@ def new_task_id(title: str) -> str:
 
 def draft_from_yaml(path: Path) -> TaskDraft:
     """Read a task file; unknown keys and wrong types are errors naming the key."""
-    try:
-        raw = read_yaml(path).data
-    except FileNotFoundError:
-        raise TaskSpecError(f"task file {path} not found", field="-f") from None
-    if not isinstance(raw, dict):
-        raise TaskSpecError(f"{path} must hold a mapping with at least `title:`", field="-f")
-    reject_unknown_keys(path, raw, _TASK_KEYS, "")
+    raw = read_spec_file(path, "task", "-f", _TASK_KEYS, needs="at least `title:`")
 
     def strings(key: str) -> list[str]:
         value = raw.get(key) or []
@@ -116,6 +110,21 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         developer=mapping("developer"),
         reviewer=mapping("reviewer"),
     )
+
+
+def read_spec_file(
+    path: Path, kind: str, field: str, known: set[str], *, needs: str
+) -> dict[Any, Any]:
+    """The top-level mapping of a task or plan file (``kind``) given as ``field``; a missing
+    file, another shape or an unknown key is a ``TaskSpecError``."""
+    try:
+        raw = read_yaml(path).data
+    except FileNotFoundError:
+        raise TaskSpecError(f"{kind} file {path} not found", field=field) from None
+    if not isinstance(raw, dict):
+        raise TaskSpecError(f"{path} must hold a mapping with {needs}", field=field)
+    reject_unknown_keys(path, raw, known, "")
+    return raw
 
 
 def reject_unknown_keys(path: Path, raw: dict[Any, Any], known: set[str], prefix: str) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ConfigError, ServiceError
-from semspec.core.run_folder import load_records, run_dir_of
+from semspec.core.run_folder import ServiceRecord, load_records, run_dir_of
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -32,24 +32,21 @@ class Endpoints:
 def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:
     """External endpoints from the config, else the ones recorded by ``semspec up``."""
     records = load_records(run_dir_of(config, repo))
-    nats_url = config.services.nats.url
-    if nats_url is None:
-        rec = records.get("nats")
-        if rec is None:
+
+    def recorded(service: str) -> ServiceRecord:
+        found = records.get(service)
+        if found is None:
             raise ServiceError(
-                "not running", service="nats", hint="start the services with `semspec up`"
+                "not running", service=service, hint="start the services with `semspec up`"
             )
-        nats_url = rec.address
+        return found
+
+    nats_url = config.services.nats.url or recorded("nats").address
     temporal = config.services.temporal.address
     ui_url = None
     if temporal is None:
-        rec = records.get("temporal")
-        if rec is None:
-            raise ServiceError(
-                "not running", service="temporal", hint="start the services with `semspec up`"
-            )
-        temporal = rec.address
-        ui_url = rec.extra.get("ui_url")
+        record = recorded("temporal")
+        temporal, ui_url = record.address, record.extra.get("ui_url")
     return Endpoints(
         nats_url=nats_url,
         temporal_address=temporal,
