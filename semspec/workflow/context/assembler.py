@@ -70,7 +70,13 @@ def assemble_review_context(
     ledger.used += selection.take_error_summaries(ledger.left, count)
 
     decisions = knowledge.decisions_for(store, request.task_id, request.plan_id, files)
-    decision_section, decision_blocks = _decisions(decisions, ledger, count)
+    decision_section, decision_blocks = _whole(
+        "decisions",
+        [(f"{d.task_id}: {d.title}", _decision_block(d)) for d in decisions],
+        ledger,
+        count,
+        "no budget left after the error SOPs' summaries and requirements",
+    )
 
     ledger.used += selection.take_the_rest(ledger.left, count)
     sop_section, sop_blocks = _sop_section(selection)
@@ -81,7 +87,13 @@ def assemble_review_context(
     summary_section, summary_blocks = _summaries(files, summaries, ledger, count)
 
     conventions = knowledge.conventions_for(store, files)
-    convention_section, convention_blocks = _conventions(conventions, ledger, count)
+    convention_section, convention_blocks = _whole(
+        "conventions",
+        [(f"{c.project}/{c.name}", _convention_block(c)) for c in conventions],
+        ledger,
+        count,
+        "conventions are dropped first when the budget runs out",
+    )
 
     sections = [sop_section, decision_section, summary_section, convention_section]
     blocks = [sop_blocks, decision_blocks, summary_blocks, convention_blocks]
@@ -124,26 +136,43 @@ def _sop_section(selection: SopSelection) -> tuple[Section, list[str]]:
     return section, blocks
 
 
-def _decisions(
-    decisions: list[knowledge.Decision], ledger: _Ledger, count: TokenCounter
+def _decision_block(d: knowledge.Decision) -> str:
+    files = f"\nFiles: {', '.join(d.files)}" if d.files else ""
+    return f"### {d.title} (task {d.task_id}, plan {d.plan_id})\n{d.text}{files}"
+
+
+def _convention_block(c: knowledge.Convention) -> str:
+    return f"### {c.name} ({', '.join(c.applies_to)})\n{c.description}"
+
+
+def _whole(
+    name: str,
+    entries: list[tuple[str, str]],
+    ledger: _Ledger,
+    count: TokenCounter,
+    reason: str,
 ) -> tuple[Section, list[str]]:
-    section = Section("decisions")
+    """A section of ``(label, block)`` entries, each taken whole while it fits, else dropped."""
+    section = Section(name)
     blocks: list[str] = []
-    for d in decisions:
-        files = f"\nFiles: {', '.join(d.files)}" if d.files else ""
-        block = f"### {d.title} (task {d.task_id}, plan {d.plan_id})\n{d.text}{files}"
-        label = f"{d.task_id}: {d.title}"
+    for label, block in entries:
         cost = count(block) + 1
         if cost > ledger.left:
             section.dropped.append(label)
             continue
-        ledger.used += cost
-        section.tokens += cost
-        section.items.append(label)
-        blocks.append(block)
+        _take(section, blocks, ledger, label, block, cost)
     if section.dropped:
-        section.reason = "no budget left after the error SOPs' summaries and requirements"
+        section.reason = reason
     return section, blocks
+
+
+def _take(
+    section: Section, blocks: list[str], ledger: _Ledger, label: str, block: str, cost: int
+) -> None:
+    ledger.used += cost
+    section.tokens += cost
+    section.items.append(label)
+    blocks.append(block)
 
 
 def _summaries(
@@ -165,10 +194,7 @@ def _summaries(
                 section.dropped.append(path)
                 continue
             section.trimmed.append(path)
-        ledger.used += cost
-        section.tokens += cost
-        section.items.append(path)
-        blocks.append(block)
+        _take(section, blocks, ledger, path, block, cost)
     if section.trimmed or section.dropped:
         section.reason = "file summaries were cut to an equal share of the budget left"
     return section, blocks
@@ -186,24 +212,3 @@ def _trim(block: str, allowance: int, count: TokenCounter) -> tuple[str, int]:
         return "", 0
     text = "\n".join([*kept, "…"])
     return text, count(text) + 1
-
-
-def _conventions(
-    conventions: list[knowledge.Convention], ledger: _Ledger, count: TokenCounter
-) -> tuple[Section, list[str]]:
-    section = Section("conventions")
-    blocks: list[str] = []
-    for c in conventions:
-        block = f"### {c.name} ({', '.join(c.applies_to)})\n{c.description}"
-        label = f"{c.project}/{c.name}"
-        cost = count(block) + 1
-        if cost > ledger.left:
-            section.dropped.append(label)
-            continue
-        ledger.used += cost
-        section.tokens += cost
-        section.items.append(label)
-        blocks.append(block)
-    if section.dropped:
-        section.reason = "conventions are dropped first when the budget runs out"
-    return section, blocks
