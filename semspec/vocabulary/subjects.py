@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import Final
 
 MONITOR_STREAM: Final = "AGENT_MONITOR"
 MONITOR_SUBJECTS: Final = "agent.monitor.*"
-EventKind = Literal["iteration", "gate", "review", "context", "files", "escalation", "finished"]
-EVENT_KINDS: Final[tuple[str, ...]] = get_args(EventKind)
-"""One payload model per kind in ``semspec.vocabulary.event_payloads``."""
+EVENT_KINDS: Final = ("iteration", "gate", "review", "context", "files", "escalation", "finished")
 
 SIGNAL_STREAM: Final = "USER_SIGNALS"
 SIGNAL_SUBJECTS: Final = "user.signal.>"
@@ -19,7 +17,7 @@ DEAD_LETTER_STREAM: Final = "SEMSPEC_DEADLETTER"
 DEAD_LETTER_SUBJECT: Final = "semspec.deadletter.monitor"
 
 
-def monitor_subject(kind: EventKind) -> str:
+def monitor_subject(kind: str) -> str:
     """Subject of a loop event of ``kind`` (one of ``EVENT_KINDS``)."""
     return f"agent.monitor.{kind}"
 
