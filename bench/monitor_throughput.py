@@ -37,7 +37,7 @@ from semspec.processors.risk_monitor.puller import PullFeed
 from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
-from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
 from semspec.vocabulary.subjects import monitor_subject
 
 EVENTS = 20_000
@@ -67,6 +67,22 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=10)
 
 
+CONTEXT = {
+    "iteration": 1,
+    "tokens_used": 4_000,
+    "window": 10_000,
+    "utilization": 0.4,
+    "tokens_per_iteration": None,
+    "iterations_remaining": None,
+    "pressure": "yellow",
+}
+GATE = {"name": "test", "passed": True, "required": True, "duration_ms": 120.0}
+
+
+def _event(kind: str, data: dict[str, Any], event_id: str, task: str, n: int) -> MonitorEvent:
+    return monitor_event(kind, data, event_id=event_id, task_id=task, run_id="run", iteration=n)
+
+
 def quiet_events(count: int, prefix: str) -> list[MonitorEvent]:
     """A mix of loop events that stay below every threshold (the common case)."""
     events = []
@@ -74,12 +90,12 @@ def quiet_events(count: int, prefix: str) -> list[MonitorEvent]:
         task = f"{prefix}-{n % TASKS}"
         choices: list[tuple[str, dict[str, Any]]] = [
             ("iteration", {"phase": "developer", "retries": 1}),
-            ("context", {"utilization": 0.4, "tokens_used": 4_000, "window": 10_000}),
-            ("gate", {"results": [{"name": "test", "passed": True, "required": True}]}),
+            ("context", CONTEXT),
+            ("gate", {"results": [GATE]}),
             ("review", {"verdict": "request_changes", "findings": 2, "flagged": False}),
         ]
         kind, data = choices[n % 4]
-        events.append(MonitorEvent(f"{prefix}-e{n}", kind, task, "run", n // TASKS, data))
+        events.append(_event(kind, data, f"{prefix}-e{n}", task, n // TASKS))
     return events
 
 
@@ -169,7 +185,7 @@ async def latency(url: str) -> list[float]:
     t0 = time.perf_counter()
     for n in range(LATENCY_EVENTS):
         await asyncio.sleep(max(0.0, t0 + n / RATE - time.perf_counter()))
-        ev = MonitorEvent(f"lat-{n}", "iteration", f"lat-{n}", "run", 1, {"retries": 4})
+        ev = _event("iteration", {"phase": "developer", "retries": 4}, f"lat-{n}", f"lat-{n}", 1)
         sent[ev.task_id] = time.perf_counter()
         await js.publish(monitor_subject("iteration"), ev.to_json())
     for _ in range(400):

@@ -14,6 +14,7 @@ from temporalio.client import Client
 
 from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.vocabulary.events import UserSignal
+from semspec.vocabulary.signal_evidence import ConflictEvidence
 from tests.support.slow_gate import SLEEP_S, gate_pid, is_running, slow_gate_command
 from tests.support.stack import Stack, running_stack, sample_config, write_script
 
@@ -25,10 +26,11 @@ async def halt_as_the_monitor_would(stack: Stack, task_id: str) -> None:
     """Deliver a conflicting-changes halt to the task's workflow through the signal bridge."""
     client = await Client.connect(stack.temporal_address())
     signal = UserSignal(
-        f"halt-{task_id}",
-        task_id,
-        "halt",
-        "conflicting_changes",
+        signal_id=f"halt-{task_id}",
+        task_id=task_id,
+        level="halt",
+        reason="conflicting_changes",
+        evidence=ConflictEvidence(event_id="e1", files=["calc.py"], other_tasks=["other"]),
         message="calc.py is also changed by task other",
     )
     delivered = await TemporalSignalBridge.for_client(client).deliver(task_id, "halt", signal)

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
-from typing import Any
-
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.rules import apply_event
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.vocabulary.events import MonitorEvent
+from tests.support.monitor_events import loop_event as event
 
 RISK = RiskConfig()
-_ids = itertools.count()
-
-
-def event(kind: str, **data: Any) -> MonitorEvent:
-    return MonitorEvent(
-        event_id=f"loop-{next(_ids)}", kind=kind, task_id="t1", run_id="r", iteration=1, data=data
-    )
 
 
 class Task:
@@ -45,7 +36,8 @@ def test_a_loop_escalation_over_retries_raises_no_second_escalation_from_the_mon
 def test_a_loop_escalation_marks_a_repeated_fingerprint_as_already_escalated() -> None:
     task = Task()
     task.feed(event("escalation", reason="no_new_evidence", fingerprint="f1", escalation_id="t1-1"))
-    assert task.feed(event("gate", fingerprint="f1")) == []
+    again = event("escalation", reason="no_new_evidence", fingerprint="f1", escalation_id="t1-2")
+    assert task.feed(again) == []
 
 
 def test_after_a_human_answers_the_monitor_may_escalate_retries_again() -> None:
@@ -53,11 +45,6 @@ def test_after_a_human_answers_the_monitor_may_escalate_retries_again() -> None:
     task.feed(event("escalation", reason="budget_exhausted", retries=4, escalation_id="t1-1"))
     task.feed(event("escalation", resolved=True, action="retry", escalation_id="t1-1"))
     assert task.feed(event("iteration", retries=4)) == [("retry_limit", "escalate")]
-
-
-def test_an_escalation_event_without_an_id_is_not_taken_for_the_loops_own() -> None:
-    task = Task()
-    assert task.feed(event("escalation", retries=4)) == [("retry_limit", "escalate")]
 
 
 def test_a_loop_escalation_leaves_other_rules_free_to_signal() -> None:

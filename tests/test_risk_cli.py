@@ -3,42 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import nats
-import pytest
 from nats.aio.client import Client as NATS
-from nats.js.errors import NotFoundError
 
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.processor import RiskMonitor
-from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
 from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.signal_evidence import ConflictEvidence, RetryLimitEvidence
 from semspec.vocabulary.subjects import (
-    DEAD_LETTER_STREAM,
-    MONITOR_STREAM,
-    SIGNAL_STREAM,
     monitor_subject,
 )
-
-
-@pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[NATS]:
-    conn = await nats.connect(nats_url)
-    js = conn.jetstream()
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
-        with contextlib.suppress(NotFoundError):
-            await js.delete_stream(stream)
-    await ensure_streams(js, RiskConfig())
-    try:
-        yield conn
-    finally:
-        await conn.close()
+from tests.support.monitor_events import loop_event
 
 
 async def semspec(repo: Path, nats_url: str, *args: str) -> asyncio.subprocess.Process:
@@ -79,7 +58,7 @@ async def process_one(nc: NATS, ev: MonitorEvent) -> None:
 async def test_monitor_state_prints_what_the_monitor_holds_as_json(
     nc: NATS, nats_url: str, tmp_path: Path
 ) -> None:
-    await process_one(nc, MonitorEvent("e1", "context", "cli-task", "r", 2, {"utilization": 0.8}))
+    await process_one(nc, loop_event("context", "cli-task", iteration=2, utilization=0.8))
     proc = await semspec(tmp_path, nats_url, "monitor", "state", "--json")
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
@@ -92,7 +71,7 @@ async def test_monitor_state_prints_what_the_monitor_holds_as_json(
 async def test_monitor_state_of_an_unknown_task_says_so_and_exits_2(
     nc: NATS, nats_url: str, tmp_path: Path
 ) -> None:
-    await process_one(nc, MonitorEvent("e2", "iteration", "known", "r", 1, {"retries": 0}))
+    await process_one(nc, loop_event("iteration", "known", retries=0))
     proc = await semspec(tmp_path, nats_url, "monitor", "state", "nope")
     _, err = await proc.communicate()
     assert proc.returncode == 2
@@ -105,7 +84,12 @@ async def test_monitor_watch_prints_new_signals_with_their_commands(
 ) -> None:
     proc = await semspec(tmp_path, nats_url, "monitor", "watch", "--json", "--count", "1")
     signal = UserSignal(
-        "sig-w", "w-task", "halt", "conflicting_changes", message="task w-task: conflict"
+        signal_id="sig-w",
+        task_id="w-task",
+        level="halt",
+        reason="conflicting_changes",
+        evidence=ConflictEvidence(event_id="e9", files=["calc.py"], other_tasks=["v-task"]),
+        message="task w-task: conflict",
     )
     # The watcher reads only signals newer than itself: publish until it has one.
     for n in range(400):
@@ -140,11 +124,14 @@ def test_watch_output_for_people_shows_level_task_reason_and_commands() -> None:
 
     buffer = io.StringIO()
     signal = UserSignal(
-        "sig-p",
-        "t9",
-        "escalate",
-        "retry_limit",
-        suggested_actions=[SuggestedAction("stop the task", "semspec task cancel t9")],
+        signal_id="sig-p",
+        task_id="t9",
+        level="escalate",
+        reason="retry_limit",
+        evidence=RetryLimitEvidence(event_id="e9", iteration=4, retries=4, threshold=3),
+        suggested_actions=[
+            SuggestedAction(description="stop the task", command="semspec task cancel t9")
+        ],
         message="task t9: 4 retries (limit 3) → escalate",
     )
     show_signal(Console(file=buffer, width=200, color_system=None), signal, as_json=False)

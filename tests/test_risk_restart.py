@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import nats
-import pytest
 from nats.aio.client import Client as NATS
-from nats.js.errors import NotFoundError
 from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
@@ -25,35 +20,19 @@ from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.processors.risk_monitor.store import StateStore
 from semspec.processors.risk_monitor.streams import (
     CONSUMER,
-    STATE_BUCKET,
     ensure_bucket,
-    ensure_streams,
 )
 from semspec.services.presence import ready_file
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import (
-    DEAD_LETTER_STREAM,
     MONITOR_STREAM,
     SIGNAL_STREAM,
     monitor_subject,
 )
+from tests.support.monitor_events import loop_event
 
 TASKS = 40
 EVENTS_PER_TASK = 60
-
-
-@pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[NATS]:
-    conn = await nats.connect(nats_url)
-    js = conn.jetstream()
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
-        with contextlib.suppress(NotFoundError):
-            await js.delete_stream(stream)
-    await ensure_streams(js, RiskConfig())
-    try:
-        yield conn
-    finally:
-        await conn.close()
 
 
 def batch() -> list[MonitorEvent]:
@@ -65,10 +44,13 @@ def batch() -> list[MonitorEvent]:
             choices: list[tuple[str, dict[str, Any]]] = [
                 ("context", {"utilization": 0.9}),
                 ("iteration", {"retries": 4 + n}),
-                ("gate", {"fingerprint": f"fp-{t}"}),
+                (
+                    "files",
+                    {"files": [f"{task}.py", f"{task}-{n}.py"], "task_files": [f"{task}.py"]},
+                ),
             ]
             kind, data = choices[n % 3]
-            events.append(MonitorEvent(f"{task}-e{n}", kind, task, "run", n, data))
+            events.append(loop_event(kind, task, event_id=f"{task}-e{n}", iteration=n, **data))
     return events
 
 

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import itertools
-from typing import Any
+from typing import get_args
 
-from semspec.core.config.models import RiskConfig
+from semspec.core.config.models import RiskConfig, RiskLevel
+from semspec.core.reasons import RISK_LEVELS
 from semspec.processors.risk_monitor.ladder import next_level
 from semspec.processors.risk_monitor.rules import Step, apply_event, related_tasks
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.vocabulary.events import MonitorEvent
+from semspec.vocabulary.signal_evidence import (
+    ConflictEvidence,
+    RetryLimitEvidence,
+    ScopeCreepEvidence,
+)
+from tests.support.monitor_events import loop_event as event
 
 RISK = RiskConfig()
-_ids = itertools.count()
-
-
-def event(kind: str, task: str = "t1", **data: Any) -> MonitorEvent:
-    return MonitorEvent(
-        event_id=f"e{next(_ids)}", kind=kind, task_id=task, run_id="r", iteration=1, data=data
-    )
 
 
 class World:
@@ -47,7 +46,8 @@ def test_retry_count_escalates_above_three_and_not_at_three() -> None:
     assert world.levels(world.feed(event("iteration", retries=3))) == []
     step = world.feed(event("iteration", retries=4))
     assert world.levels(step) == [("t1", "retry_limit", "escalate")]
-    assert step.emissions[0].signal.evidence["retries"] == 4
+    evidence = step.emissions[0].signal.evidence
+    assert isinstance(evidence, RetryLimitEvidence) and evidence.retries == 4
 
 
 def test_context_utilization_pauses_above_seventy_percent_and_not_at_it() -> None:
@@ -58,9 +58,9 @@ def test_context_utilization_pauses_above_seventy_percent_and_not_at_it() -> Non
     assert step.emissions[0].action == "pause"
 
 
-def test_context_utilization_is_computed_from_tokens_when_not_given() -> None:
+def test_an_overflowing_context_window_is_pressure_not_a_percentage() -> None:
     world = World()
-    step = world.feed(event("context", tokens_used=7_500, window=10_000))
+    step = world.feed(event("context", tokens_used=11_000, window=10_000))
     assert world.levels(step) == [("t1", "context_pressure", "pause")]
 
 
@@ -76,10 +76,11 @@ def test_scope_creep_flags_a_file_outside_the_task_and_not_one_inside() -> None:
     world = World()
     inside = event("files", files=["a.py"], task_files=["a.py", "b.py"])
     assert world.levels(world.feed(inside)) == []
-    step = world.feed(event("files", files=["a.py", "c.py"]))
+    step = world.feed(event("files", files=["a.py", "c.py"], task_files=["a.py", "b.py"]))
     assert world.levels(step) == [("t1", "scope_creep", "warn")]
     assert step.emissions[0].action == "flag"
-    assert step.emissions[0].signal.evidence["outside"] == ["c.py"]
+    evidence = step.emissions[0].signal.evidence
+    assert isinstance(evidence, ScopeCreepEvidence) and evidence.outside == ["c.py"]
 
 
 def test_scope_creep_takes_the_loops_list_so_an_added_test_is_never_flagged() -> None:
@@ -96,13 +97,8 @@ def test_scope_creep_flags_exactly_the_files_the_loop_reports_outside() -> None:
     files = ["a.py", "tests/test_a.py", "README.md"]
     step = world.feed(event("files", files=files, task_files=["a.py"], out_of_scope=["README.md"]))
     assert world.levels(step) == [("t1", "scope_creep", "warn")]
-    assert step.emissions[0].signal.evidence["outside"] == ["README.md"]
-
-
-def test_scope_creep_of_an_event_without_the_loops_list_is_every_file_outside_the_task() -> None:
-    world = World()
-    step = world.feed(event("files", files=["a.py", "tests/test_a.py"], task_files=["a.py"]))
-    assert step.emissions[0].signal.evidence["outside"] == ["tests/test_a.py"]
+    evidence = step.emissions[0].signal.evidence
+    assert isinstance(evidence, ScopeCreepEvidence) and evidence.outside == ["README.md"]
 
 
 def test_scope_creep_climbs_only_when_a_new_file_goes_outside_the_task() -> None:
@@ -110,39 +106,45 @@ def test_scope_creep_climbs_only_when_a_new_file_goes_outside_the_task() -> None
     first = event("files", files=["a.py", "README.md"], task_files=["a.py"])
     assert world.levels(world.feed(first)) == [("t1", "scope_creep", "warn")]
     # The next iteration's diff still holds README.md: the same creep, not a repeat of it.
-    assert world.levels(world.feed(event("files", files=["a.py", "README.md"]))) == []
-    step = world.feed(event("files", files=["a.py", "README.md", "setup.cfg"]))
+    again = event("files", files=["a.py", "README.md"], task_files=["a.py"])
+    assert world.levels(world.feed(again)) == []
+    step = world.feed(event("files", files=["a.py", "README.md", "setup.cfg"], task_files=["a.py"]))
     assert world.levels(step) == [("t1", "scope_creep", "pause")]
-    assert step.emissions[0].signal.evidence["new"] == ["setup.cfg"]
+    evidence = step.emissions[0].signal.evidence
+    assert isinstance(evidence, ScopeCreepEvidence) and evidence.new == ["setup.cfg"]
 
 
 def test_scope_creep_signals_again_after_a_human_answered() -> None:
     world = World()
     world.feed(event("files", files=["a.py", "README.md"], task_files=["a.py"]))
     world.feed(event("escalation", resolved=True, action="retry"))
-    step = world.feed(event("files", files=["a.py", "README.md"]))
+    step = world.feed(event("files", files=["a.py", "README.md"], task_files=["a.py"]))
     assert world.levels(step) == [("t1", "scope_creep", "warn")]
 
 
-def test_same_fingerprint_twice_escalates_and_once_does_not() -> None:
+def test_the_loops_escalations_count_their_fingerprints_within_the_episode() -> None:
     world = World()
-    assert world.levels(world.feed(event("escalation", fingerprint="abc"))) == []
-    assert world.levels(world.feed(event("review", fingerprint="def"))) == []
-    step = world.feed(event("gate", fingerprint="abc"))
-    assert world.levels(step) == [("t1", "repeated_fingerprint", "escalate")]
+    world.feed(event("escalation", fingerprint="abc"))
+    world.feed(event("escalation", fingerprint="abc"))
+    assert world.states["t1"].fingerprints == {"abc": 2}
+    world.feed(event("escalation", resolved=True))
+    assert world.states["t1"].fingerprints == {}
 
 
 def test_two_active_tasks_touching_one_file_halt_both() -> None:
     world = World()
     assert world.levels(world.feed(event("files", task="a", files=["x.py"]))) == []
-    step = world.feed(event("files", task="b", files=["x.py", "y.py"]))
+    second = event("files", task="b", files=["x.py", "y.py"])
+    step = world.feed(second)
     assert sorted(world.levels(step)) == [
         ("a", "conflicting_changes", "halt"),
         ("b", "conflicting_changes", "halt"),
     ]
     assert {e.action for e in step.emissions} == {"halt"}
     by_task = {e.signal.task_id: e.signal.evidence for e in step.emissions}
-    assert by_task["a"]["other_tasks"] == ["b"] and by_task["a"]["files"] == ["x.py"]
+    assert by_task["a"] == ConflictEvidence(
+        event_id=second.event_id, files=["x.py"], other_tasks=["b"]
+    )
 
 
 def test_one_path_in_two_repositories_is_no_conflict_but_in_two_clones_it_is() -> None:
@@ -156,7 +158,7 @@ def test_one_path_in_two_repositories_is_no_conflict_but_in_two_clones_it_is() -
         ("a", "conflicting_changes", "halt"),
         ("c", "conflicting_changes", "halt"),
     ]
-    assert {e.signal.evidence["files"][0] for e in clone.emissions} == {"calc.py"}
+    assert [_conflict(e.signal.evidence).files for e in clone.emissions] == [["calc.py"]] * 2
 
 
 def test_a_finished_task_no_longer_conflicts() -> None:
@@ -195,7 +197,7 @@ def test_a_human_resolution_starts_a_new_episode_with_new_signal_ids() -> None:
     world = World()
     first = world.feed(event("iteration", retries=4)).emissions[0].signal
     assert world.feed(event("iteration", retries=5)).emissions == []
-    world.feed(event("escalation", resolved=True, retries=0))
+    world.feed(event("escalation", resolved=True))
     again = world.feed(event("iteration", retries=4)).emissions[0].signal
     assert again.level == "escalate" and again.signal_id != first.signal_id
     assert world.states["t1"].episode == 1
@@ -209,7 +211,8 @@ def test_an_extended_budget_raises_the_retry_threshold_by_what_was_granted() -> 
     assert world.feed(event("iteration", retries=6)).emissions == []
     step = world.feed(event("iteration", retries=7))
     assert world.levels(step) == [("t1", "retry_limit", "escalate")]
-    assert step.emissions[0].signal.evidence["threshold"] == 6
+    evidence = step.emissions[0].signal.evidence
+    assert isinstance(evidence, RetryLimitEvidence) and evidence.threshold == 6
     # A plain retry answer grants nothing more, and the allowance is kept for the task.
     world.feed(event("escalation", resolved=True, action="retry", extra_retries=9))
     assert world.feed(event("iteration", retries=6)).emissions == []
@@ -217,10 +220,14 @@ def test_an_extended_budget_raises_the_retry_threshold_by_what_was_granted() -> 
     assert world.states["t1"].retry_allowance == 3
 
 
-def test_a_resolution_on_an_iteration_event_also_closes_the_episode() -> None:
+def test_only_a_human_answer_or_the_end_of_the_task_closes_an_episode() -> None:
     world = World()
     world.feed(event("context", utilization=0.9))
-    world.feed(event("iteration", resolution="retry", retries=0))
+    world.feed(event("iteration", retries=0))
+    world.feed(event("escalation", reason="context_pressure", source="pause"))
+    assert world.states["t1"].episode == 0
+    world.feed(event("escalation", resolved=True, action="retry"))
+    assert world.states["t1"].episode == 1
     assert world.levels(world.feed(event("context", utilization=0.9))) == [
         ("t1", "context_pressure", "pause")
     ]
@@ -276,3 +283,12 @@ def test_the_ladder_starts_at_the_rule_level_and_stops_at_the_top() -> None:
     assert next_level("warn", "warn") == "pause"
     assert next_level("halt", "pause") == "halt"
     assert next_level("warn", "escalate") is None
+
+
+def test_the_ladder_has_the_levels_of_the_config_in_order() -> None:
+    assert get_args(RiskLevel) == RISK_LEVELS
+
+
+def _conflict(evidence: object) -> ConflictEvidence:
+    assert isinstance(evidence, ConflictEvidence)
+    return evidence

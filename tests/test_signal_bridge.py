@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -16,24 +14,25 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():
-    import nats
     from nats.aio.client import Client as NATS
-    from nats.js.errors import NotFoundError
 
     from semspec.core.config.models import RiskConfig
     from semspec.processors.risk_monitor.processor import RiskMonitor
-    from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
-    from semspec.processors.signal_bridge import TemporalSignalBridge, workflow_id
-    from semspec.vocabulary.events import MonitorEvent, RiskSignalInput, UserSignal
+    from semspec.processors.signal_bridge import TemporalSignalBridge
+    from semspec.vocabulary.events import RiskSignalInput, UserSignal
+    from semspec.vocabulary.signal_evidence import ContextPressureEvidence
     from semspec.vocabulary.subjects import (
-        DEAD_LETTER_STREAM,
-        MONITOR_STREAM,
-        SIGNAL_STREAM,
         monitor_subject,
     )
+    from semspec.vocabulary.workflow_names import (
+        SIGNAL_FLAG,
+        SIGNAL_HALT,
+        SIGNAL_PAUSE,
+        task_workflow_id,
+    )
+    from tests.support.monitor_events import loop_event
 
 RISK = RiskConfig(ack_wait_s=2.0)
-_ids = itertools.count()
 
 
 @dataclass
@@ -56,17 +55,17 @@ class RecordingTaskWorkflow:
         if all(r.signal_id != arg.signal_id for r in self.received):
             self.received.append(Received(name, arg.reason, arg.level, arg.signal_id))
 
-    @workflow.signal(name="pause")
+    @workflow.signal(name=SIGNAL_PAUSE)
     def pause(self, arg: RiskSignalInput) -> None:
-        self._record("pause", arg)
+        self._record(SIGNAL_PAUSE, arg)
 
-    @workflow.signal(name="halt")
+    @workflow.signal(name=SIGNAL_HALT)
     def halt(self, arg: RiskSignalInput) -> None:
-        self._record("halt", arg)
+        self._record(SIGNAL_HALT, arg)
 
-    @workflow.signal(name="flag")
+    @workflow.signal(name=SIGNAL_FLAG)
     def flag(self, arg: RiskSignalInput) -> None:
-        self._record("flag", arg)
+        self._record(SIGNAL_FLAG, arg)
 
     @workflow.signal(name="finish")
     def finish(self) -> None:
@@ -82,20 +81,6 @@ class RecordingTaskWorkflow:
 
 
 @pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[NATS]:
-    conn = await nats.connect(nats_url)
-    js = conn.jetstream()
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
-        with contextlib.suppress(NotFoundError):
-            await js.delete_stream(stream)
-    await ensure_streams(js, RISK)
-    try:
-        yield conn
-    finally:
-        await conn.close()
-
-
-@pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[Worker]:
     async with Worker(
         temporal_client, task_queue=task_queue, workflows=[RecordingTaskWorkflow]
@@ -104,20 +89,17 @@ async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[Work
 
 
 def files_event(task: str, files: list[str], task_files: list[str] | None = None) -> bytes:
-    data: dict[str, Any] = {"files": files}
-    if task_files is not None:
-        data["task_files"] = task_files
-    return MonitorEvent(f"ev-{next(_ids)}", "files", task, "run", 1, data).to_json()
+    return loop_event("files", task, files=files, task_files=task_files or []).to_json()
 
 
 async def start_task(client: Client, task_queue: str, task: str) -> None:
     await client.start_workflow(
-        RecordingTaskWorkflow.run, id=workflow_id(task), task_queue=task_queue
+        RecordingTaskWorkflow.run, id=task_workflow_id(task), task_queue=task_queue
     )
 
 
 async def received(client: Client, task: str) -> list[Received]:
-    handle = client.get_workflow_handle_for(RecordingTaskWorkflow.run, workflow_id(task))
+    handle = client.get_workflow_handle_for(RecordingTaskWorkflow.run, task_workflow_id(task))
     return await handle.query(RecordingTaskWorkflow.get_received)
 
 
@@ -150,7 +132,7 @@ class Running:
 
 async def finish(client: Client, *tasks: str) -> None:
     for task in tasks:
-        await client.get_workflow_handle(workflow_id(task)).signal("finish")
+        await client.get_workflow_handle(task_workflow_id(task)).signal("finish")
 
 
 async def test_two_tasks_changing_one_file_are_both_halted(
@@ -198,7 +180,7 @@ async def test_a_missing_or_closed_workflow_is_skipped_and_the_monitor_goes_on(
     closed = f"c-{uuid.uuid4().hex[:8]}"
     await start_task(temporal_client, task_queue, closed)
     await finish(temporal_client, closed)
-    await temporal_client.get_workflow_handle(workflow_id(closed)).result()
+    await temporal_client.get_workflow_handle(task_workflow_id(closed)).result()
     async with Running(nc, temporal_client) as monitor:
         js = nc.jetstream()
         await js.publish(monitor_subject("files"), files_event(closed, ["x.py"], ["y.py"]))
@@ -217,7 +199,16 @@ async def test_the_bridge_delivers_every_time_and_ignores_other_actions(
     task = f"d-{uuid.uuid4().hex[:8]}"
     await start_task(temporal_client, task_queue, task)
     bridge = TemporalSignalBridge.for_client(temporal_client)
-    signal = UserSignal("sig-1", task, "pause", "context_pressure", message="m")
+    signal = UserSignal(
+        signal_id="sig-1",
+        task_id=task,
+        level="pause",
+        reason="context_pressure",
+        evidence=ContextPressureEvidence(
+            event_id="e1", iteration=1, tokens_used=8, window=10, utilization=0.8, threshold=0.7
+        ),
+        message="m",
+    )
     assert await bridge.deliver(task, "pause", signal)
     assert await bridge.deliver(task, "pause", signal)
     assert not await bridge.deliver(task, "escalate", signal)

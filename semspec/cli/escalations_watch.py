@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
-from dataclasses import asdict
 from typing import Any
 
 from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
 from semspec.core.errors import ServiceError
 from semspec.services.monitor_runner import connect_nats
-from semspec.vocabulary.events import UserSignal
+from semspec.vocabulary.events import UserSignal, validation_summary
 from semspec.vocabulary.subjects import SIGNAL_STREAM, SIGNAL_SUBJECTS
 
 _STYLE = {"warn": "yellow", "pause": "magenta", "halt": "red", "escalate": "bold red"}
@@ -67,8 +66,11 @@ async def _watch(
                 continue
             try:
                 user_signal = UserSignal.from_json(msg.data)
-            except (ValueError, TypeError, KeyError):
-                console.print(f"unreadable signal on {escape(msg.subject)}", style="dim")
+            except ValidationError as exc:
+                why = validation_summary(exc)
+                console.print(
+                    f"unreadable signal on {escape(msg.subject)}: {escape(why)}", style="dim"
+                )
                 continue
             seen += 1
             show_signal(console, user_signal, as_json)
@@ -82,7 +84,7 @@ async def _watch(
 def show_signal(console: Console, user_signal: UserSignal, as_json: bool) -> None:
     """Print one signal: level, task, reason, message and the commands to run next."""
     if as_json:
-        console.file.write(json.dumps(asdict(user_signal), sort_keys=True) + "\n")
+        console.file.write(user_signal.model_dump_json() + "\n")
         console.file.flush()
         return
     style = _STYLE.get(user_signal.level, "")

@@ -8,25 +8,19 @@ and skipped: the user signal on NATS is still there for humans.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.core.logging import get_logger
 from semspec.vocabulary.events import RiskSignalInput, UserSignal
-
-WORKFLOW_SIGNALS: Final = ("pause", "halt", "flag")
+from semspec.vocabulary.workflow_names import TASK_SIGNALS, task_workflow_id
 
 
 def log() -> Any:
     """The logger, bound when used: a module-level one would keep the import-time setup."""
     return get_logger("signal-bridge")
-
-
-def workflow_id(task_id: str) -> str:
-    """Temporal workflow id of a task (the task workflow's naming)."""
-    return f"task-{task_id}"
 
 
 def signal_input(signal: UserSignal) -> RiskSignalInput:
@@ -36,7 +30,7 @@ def signal_input(signal: UserSignal) -> RiskSignalInput:
         level=signal.level,
         signal_id=signal.signal_id,
         message=signal.message,
-        evidence=signal.evidence,
+        evidence=signal.evidence.model_dump(mode="json"),
     )
 
 
@@ -58,13 +52,13 @@ class TemporalSignalBridge:
 
     async def deliver(self, task_id: str, action: str, signal: UserSignal) -> bool:
         """Signal ``action`` to ``task-<task_id>``; false (and logged) if it did not arrive."""
-        if action not in WORKFLOW_SIGNALS:
+        if action not in TASK_SIGNALS:
             return False
         where = {"task_id": task_id, "action": action, "signal_id": signal.signal_id}
         try:
             if self._client is None:
                 self._client = await self._connect()
-            handle = self._client.get_workflow_handle(workflow_id(task_id))
+            handle = self._client.get_workflow_handle(task_workflow_id(task_id))
             await handle.signal(action, signal_input(signal))
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
 MONITOR_STREAM: Final = "AGENT_MONITOR"
 MONITOR_SUBJECTS: Final = "agent.monitor.*"
-EVENT_KINDS: Final = ("iteration", "gate", "review", "context", "files", "escalation", "finished")
+EventKind = Literal["iteration", "gate", "review", "context", "files", "escalation", "finished"]
+EVENT_KINDS: Final[tuple[str, ...]] = get_args(EventKind)
+"""One payload model per kind in ``semspec.vocabulary.event_payloads``."""
 
 SIGNAL_STREAM: Final = "USER_SIGNALS"
 SIGNAL_SUBJECTS: Final = "user.signal.>"
@@ -17,7 +19,7 @@ DEAD_LETTER_STREAM: Final = "SEMSPEC_DEADLETTER"
 DEAD_LETTER_SUBJECT: Final = "semspec.deadletter.monitor"
 
 
-def monitor_subject(kind: str) -> str:
+def monitor_subject(kind: EventKind) -> str:
     """Subject of a loop event of ``kind`` (one of ``EVENT_KINDS``)."""
     return f"agent.monitor.{kind}"
 

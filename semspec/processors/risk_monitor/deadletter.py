@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
+from pydantic import ValidationError
 
-from semspec.vocabulary.events import MonitorEvent
-from semspec.vocabulary.subjects import DEAD_LETTER_SUBJECT, EVENT_KINDS, MONITOR_STREAM
+from semspec.vocabulary.events import MonitorEvent, event_from_json, validation_summary
+from semspec.vocabulary.subjects import DEAD_LETTER_SUBJECT, MONITOR_STREAM
 
 ORIGINAL_SUBJECT_HEADER = "Semspec-Original-Subject"
 ERROR_HEADER = "Semspec-Error"
 
 
 def parse_event(subject: str, raw: bytes) -> MonitorEvent:
-    """The event in ``raw``; raises ``ValueError`` saying what is wrong with it."""
-    event = MonitorEvent.from_json(raw)
-    if event.kind not in EVENT_KINDS:
-        raise ValueError(f"unknown event kind {event.kind!r} (expected one of {EVENT_KINDS})")
+    """The validated event in ``raw``; raises ``ValueError`` naming each bad field.
+
+    Unknown kinds, missing or extra fields and wrong types all fail here, so the rules only
+    ever see an event that matches its kind's payload model.
+    """
+    try:
+        event = event_from_json(raw)
+    except ValidationError as exc:
+        # The summary names fields, never values: a hostile event's text stays out of the logs.
+        raise ValueError(validation_summary(exc)) from None
     subject_kind = subject.rsplit(".", 1)[-1]
     if subject_kind != event.kind:
         raise ValueError(f"event kind {event.kind!r} does not match subject {subject!r}")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from semspec.core.reasons import RISK_LEVELS, level_rank
+from typing import get_args
+
+from semspec.core.config.models import RiskLevel
+from semspec.core.reasons import level_rank
 from semspec.vocabulary.subjects import SIGNAL_LEVELS
 
-TOP = RISK_LEVELS[-1]
+LADDER: tuple[RiskLevel, ...] = get_args(RiskLevel)
+"""The levels lowest first (the same order as ``core.reasons.RISK_LEVELS``)."""
+TOP = LADDER[-1]
 
 
-def next_level(base: str, previous: str | None) -> str | None:
+def next_level(base: RiskLevel, previous: str | None) -> RiskLevel | None:
     """Level of a rule that fires again: ``base`` the first time, then one step per repeat.
 
     Returns ``None`` when nothing new is to be emitted: the rule already sits at the top, or at
@@ -18,7 +23,7 @@ def next_level(base: str, previous: str | None) -> str | None:
         return base
     if previous == TOP:
         return None
-    candidate = RISK_LEVELS[max(level_rank(previous), level_rank(base) - 1) + 1]
+    candidate = LADDER[max(level_rank(previous), level_rank(base) - 1) + 1]
     return candidate if level_rank(candidate) > level_rank(previous) else None
 
 

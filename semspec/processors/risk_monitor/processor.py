@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from pydantic import ValidationError
 
 from semspec.core.config.models import RiskConfig
 from semspec.core.logging import get_logger
@@ -45,7 +45,7 @@ from semspec.processors.risk_monitor.streams import (
     ensure_consumer,
     ensure_streams,
 )
-from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
 from semspec.vocabulary.subjects import MONITOR_STREAM, signal_subject
 
 
@@ -72,6 +72,7 @@ class MonitorStats:
     dead_letters: int = 0
     signals: int = 0
     signals_deduped: int = 0
+    signals_invalid: int = 0
     batches: int = 0
     failed_batches: int = 0
 
@@ -213,12 +214,16 @@ class RiskMonitor:
             await self._publish(pending)
 
     async def _publish(self, pending: PendingSignal) -> None:
-        body = json.dumps(pending.signal, sort_keys=True).encode()  # = UserSignal.to_json()
-        signal_id = str(pending.signal["signal_id"])
+        try:
+            signal = UserSignal.model_validate(pending.signal)
+        except ValidationError as exc:
+            # Only an outbox stored by an older monitor can get here; it is dropped, not retried.
+            self.stats.signals_invalid += 1
+            log().error("stored signal is invalid; dropped", error=validation_summary(exc))
+            return
+        signal_id = signal.signal_id
         ack = await self._js.publish(
-            signal_subject(str(pending.signal["level"])),
-            body,
-            headers={"Nats-Msg-Id": signal_id},
+            signal_subject(signal.level), signal.to_json(), headers={"Nats-Msg-Id": signal_id}
         )
         if ack.duplicate:
             self.stats.signals_deduped += 1
@@ -226,7 +231,6 @@ class RiskMonitor:
         else:
             self.stats.signals += 1
         if pending.action and self._sink is not None:
-            signal = UserSignal.from_json(body)
             await self._sink.deliver(signal.task_id, pending.action, signal)
 
     async def _recover(self) -> None:

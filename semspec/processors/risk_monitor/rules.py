@@ -3,12 +3,14 @@
 Nothing here touches NATS, clocks or randomness, so every rule is tested without a server and a
 replayed event always yields the same signals with the same ids.
 
-Human resolution closes an episode (levels reset, the ladder starts again) on any of:
-an ``escalation`` event with ``data.resolved == true``; an ``iteration`` event with a non-empty
-``data.resolution``; a ``finished`` event (which also drops the task from the file index).
+Events arrive validated (``semspec.vocabulary.events``), so the rules read typed fields.
+
+A human's answer closes an episode (levels reset, the ladder starts again): the loop publishes
+it as an ``escalation`` event whose payload is ``EscalationResolved``; a ``finished`` event does
+the same and also drops the task from the file index.
 
 The loop escalates by itself on its own bounds and publishes ``user.signal.escalate``; its
-``escalation`` event (one with ``data.escalation_id``) marks the rules that watch the same bounds
+``escalation`` event (``EscalationRaised``) marks the rules that watch the same bounds
 (``LOOP_BOUND_RULES``) as escalated for the episode, so a human is asked once, not twice.
 """
 
@@ -23,7 +25,22 @@ from semspec.core.reasons import RiskReason
 from semspec.processors.risk_monitor.ladder import TOP, is_published, next_level, workflow_action
 from semspec.processors.risk_monitor.signals import build_signal
 from semspec.processors.risk_monitor.state import FileIndex, PendingSignal, TaskState, event_digest
+from semspec.vocabulary.event_payloads import (
+    ContextPayload,
+    EscalationRaised,
+    EscalationResolved,
+    FilesPayload,
+)
 from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.signal_evidence import (
+    ConflictEvidence,
+    ContextPressureEvidence,
+    FingerprintEvidence,
+    RetryLimitEvidence,
+    ScopeCreepEvidence,
+    SignalEvidence,
+    TokensLeftEvidence,
+)
 
 MAX_FINGERPRINTS = 64
 LOOP_BOUND_RULES: tuple[str, ...] = (RiskReason.RETRY_LIMIT, RiskReason.REPEATED_FINGERPRINT)
@@ -97,106 +114,88 @@ def apply_event(
 
 def _own_triggers(
     state: TaskState, event: MonitorEvent, risk: RiskConfig
-) -> Iterator[tuple[str, RiskRule, dict[str, Any]]]:
+) -> Iterator[tuple[str, RiskRule, SignalEvidence]]:
     """Rules that look only at the event's own task (conflicts need the index)."""
-    data = event.data
-    base = {"event_id": event.event_id, "iteration": event.iteration}
+    where: dict[str, Any] = {"event_id": event.event_id, "iteration": event.iteration}
+    raised = event.data if isinstance(event.data, EscalationRaised) else None
 
-    retries = _number(data.get("retries"))
-    if retries is not None and event.kind in ("iteration", "escalation"):
-        state.retries = int(retries)
+    retries = raised.retries if raised else None
+    if event.kind == "iteration":
+        retries = event.data.retries
+    if retries is not None:
+        state.retries = retries
         rule = risk.retry_count
         # A human who extended the budget has accepted that many more retries.
         threshold = rule.threshold + state.retry_allowance
         if rule.enabled and retries > threshold:
-            yield (
-                RiskReason.RETRY_LIMIT,
-                rule,
-                {**base, "retries": int(retries), "threshold": threshold},
-            )
+            too_many = RetryLimitEvidence(**where, retries=retries, threshold=threshold)
+            yield RiskReason.RETRY_LIMIT, rule, too_many
 
-    fingerprint = data.get("fingerprint")
-    if isinstance(fingerprint, str) and fingerprint:
+    fingerprint = raised.fingerprint if raised else None
+    if fingerprint:
         count = state.fingerprints.pop(fingerprint, 0) + 1
         # Re-inserted last, so the oldest fingerprints are the ones dropped at the bound.
         state.fingerprints[fingerprint] = count
         state.fingerprints = dict(list(state.fingerprints.items())[-MAX_FINGERPRINTS:])
         rule = risk.repeated_fingerprint
         if rule.enabled and count >= rule.threshold:
-            yield (
-                RiskReason.REPEATED_FINGERPRINT,
-                rule,
-                {**base, "fingerprint": fingerprint, "count": count},
-            )
+            repeated = FingerprintEvidence(**where, fingerprint=fingerprint, count=count)
+            yield RiskReason.REPEATED_FINGERPRINT, rule, repeated
 
     if event.kind == "context":
-        yield from _context_triggers(state, data, risk, base)
+        yield from _context_triggers(state, event.data, risk, where)
 
     if event.kind == "files":
-        yield from _scope_triggers(state, data, risk, base)
+        yield from _scope_triggers(state, event.data, risk, where)
 
 
 def _context_triggers(
-    state: TaskState, data: dict[str, Any], risk: RiskConfig, base: dict[str, Any]
-) -> Iterator[tuple[str, RiskRule, dict[str, Any]]]:
-    used = _number(data.get("tokens_used"))
-    window = _number(data.get("window"))
-    utilization = _number(data.get("utilization"))
-    if utilization is None and used is not None and window:
-        utilization = used / window
-    if utilization is not None and utilization > 1:
-        utilization /= 100  # sent as a percentage
-    counts = {"tokens_used": used, "window": window}
-
+    state: TaskState, data: ContextPayload, risk: RiskConfig, where: dict[str, Any]
+) -> Iterator[tuple[str, RiskRule, SignalEvidence]]:
+    counts: dict[str, Any] = {"tokens_used": data.tokens_used, "window": data.window}
+    state.utilization = data.utilization
     rule = risk.context_utilization
-    if utilization is not None:
-        state.utilization = utilization
-        if rule.enabled and utilization > rule.threshold:
-            evidence = {**base, **counts, "utilization": utilization, "threshold": rule.threshold}
-            yield RiskReason.CONTEXT_PRESSURE, rule, evidence
+    if rule.enabled and data.utilization > rule.threshold:
+        yield (
+            RiskReason.CONTEXT_PRESSURE,
+            rule,
+            ContextPressureEvidence(
+                **where, **counts, utilization=data.utilization, threshold=rule.threshold
+            ),
+        )
 
     rule = risk.context_exhaustion
-    per_iteration = _number(data.get("tokens_per_iteration"))
-    remaining = _number(data.get("iterations_remaining"))
-    if not rule.enabled:
+    per_iteration = data.tokens_per_iteration
+    # Without growth (fewer than two samples, or none) there is nothing to extrapolate.
+    if not (rule.enabled and per_iteration and per_iteration > 0):
         return
-    if per_iteration and per_iteration > 0 and used is not None and window:
-        left = window - used
-        if left <= per_iteration * rule.threshold:
-            evidence = {
-                **base,
-                **counts,
-                "tokens_per_iteration": per_iteration,
-                "tokens_left": left,
-            }
-            yield RiskReason.CONTEXT_EXHAUSTION, rule, evidence
-    elif remaining is not None and remaining <= rule.threshold:
-        yield RiskReason.CONTEXT_EXHAUSTION, rule, {**base, "iterations_remaining": remaining}
+    left = data.window - data.tokens_used
+    if left <= per_iteration * rule.threshold:
+        evidence = TokensLeftEvidence(
+            **where, **counts, tokens_per_iteration=per_iteration, tokens_left=left
+        )
+        yield RiskReason.CONTEXT_EXHAUSTION, rule, evidence
 
 
 def _scope_triggers(
-    state: TaskState, data: dict[str, Any], risk: RiskConfig, base: dict[str, Any]
-) -> Iterator[tuple[str, RiskRule, dict[str, Any]]]:
-    files = _paths(data.get("files"))
-    task_files = _paths(data.get("task_files"))
-    if task_files:
-        state.task_files = sorted(set(task_files))
-    state.touched = sorted(set(state.touched) | set(files))
+    state: TaskState, data: FilesPayload, risk: RiskConfig, where: dict[str, Any]
+) -> Iterator[tuple[str, RiskRule, SignalEvidence]]:
+    if data.task_files:
+        state.task_files = sorted(set(data.task_files))
+    state.touched = sorted(set(state.touched) | set(data.files))
     rule = risk.scope_creep
     if not (rule.enabled and state.task_files):
         return  # without the task's files there is no scope to creep out of
-    reported = data.get("out_of_scope")
-    if isinstance(reported, list):
-        # The loop already left out the files ``scope.allow`` permits (tests for the change).
-        outside = sorted(set(_paths(reported)))
-    else:
-        outside = sorted(set(files) - set(state.task_files))  # an event from an older worker
+    # The loop already left out the files ``scope.allow`` permits (tests for the change).
+    outside = sorted(set(data.out_of_scope))
     # The files event carries the whole diff against the base, so a stray file stays in every
     # later iteration's event; only a file not signalled before in this episode is new creep.
     new = sorted(set(outside) - set(state.outside_scope))
     if len(outside) > rule.threshold and new:
         state.outside_scope = sorted({*state.outside_scope, *outside})
-        evidence = {**base, "outside": outside, "new": new, "task_files": state.task_files}
+        evidence = ScopeCreepEvidence(
+            **where, outside=outside, new=new, task_files=state.task_files
+        )
         yield RiskReason.SCOPE_CREEP, rule, evidence
 
 
@@ -224,11 +223,11 @@ def _check_conflicts(
     for task_id in involved:
         state = step.states.get(task_id) or _copy(states.get(task_id) or TaskState(task_id))
         step.states[task_id] = state
-        evidence = {
-            "event_id": event.event_id,
-            "files": sorted(shared[task_id]),
-            "other_tasks": [t for t in involved if t != task_id],
-        }
+        evidence = ConflictEvidence(
+            event_id=event.event_id,
+            files=sorted(shared[task_id]),
+            other_tasks=[t for t in involved if t != task_id],
+        )
         _fire(step, state, RiskReason.CONFLICTING_CHANGES, rule, evidence, event.at)
 
 
@@ -238,13 +237,19 @@ def _indexed_files(event: MonitorEvent) -> list[tuple[str, str]]:
     Keys carry the repository's identity (its root commit) when the event gives one, so tasks
     in unrelated repositories sharing one stack never look like rivals over a path.
     """
-    repo = event.data.get("repo")
-    prefix = f"{repo}:" if isinstance(repo, str) and repo else ""
-    return [(prefix + path, path) for path in _paths(event.data.get("files"))]
+    if event.kind != "files":
+        return []
+    prefix = f"{event.data.repo}:" if event.data.repo else ""
+    return [(prefix + path, path) for path in event.data.files if path]
 
 
 def _fire(
-    step: Step, state: TaskState, reason: str, rule: RiskRule, evidence: dict[str, Any], at: str
+    step: Step,
+    state: TaskState,
+    reason: str,
+    rule: RiskRule,
+    evidence: SignalEvidence,
+    at: str,
 ) -> None:
     """Climb the rule's ladder for ``state``; record and emit only a level not reached before."""
     level = next_level(rule.level, state.levels.get(reason))
@@ -269,34 +274,24 @@ def _fire(
 
 def _signal_body(signal: UserSignal) -> dict[str, Any]:
     """The signal as a JSON-ready dict (what ``UserSignal.to_json`` writes)."""
-    return {**vars(signal), "suggested_actions": [vars(a) for a in signal.suggested_actions]}
+    return signal.model_dump(mode="json")
 
 
 def _is_resolution(event: MonitorEvent) -> bool:
-    data = event.data
-    if event.kind == "finished":
-        return True
-    if event.kind == "escalation":
-        return data.get("resolved") is True
-    return event.kind == "iteration" and bool(data.get("resolution"))
+    return event.kind == "finished" or isinstance(event.data, EscalationResolved)
 
 
 def _granted_retries(event: MonitorEvent) -> int:
-    """Extra retries an ``extend_budget`` resolution granted (0 for any other event)."""
-    if event.data.get("action") != "extend_budget":
-        return 0
-    granted = _number(event.data.get("extra_retries"))
-    return max(int(granted), 0) if granted is not None else 0
+    """Extra retries an ``extend_budget`` answer granted (0 for any other event)."""
+    data = event.data
+    if isinstance(data, EscalationResolved) and data.action == "extend_budget":
+        return data.extra_retries
+    return 0
 
 
 def _is_loop_escalation(event: MonitorEvent) -> bool:
-    """The loop asked a human itself (its escalation events carry an ``escalation_id``)."""
-    data = event.data
-    return (
-        event.kind == "escalation"
-        and data.get("resolved") is not True
-        and bool(data.get("escalation_id"))
-    )
+    """The loop asked a human itself (``EscalationRaised`` is only ever the loop's)."""
+    return isinstance(event.data, EscalationRaised)
 
 
 def _copy(state: TaskState) -> TaskState:
@@ -307,15 +302,3 @@ def _copy(state: TaskState) -> TaskState:
         fingerprints=dict(state.fingerprints),
         outbox=list(state.outbox),
     )
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _paths(value: object) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [p for p in value if isinstance(p, str) and p]

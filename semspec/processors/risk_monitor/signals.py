@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import shlex
-from typing import Any
 
-from semspec.core.reasons import RiskReason
-from semspec.vocabulary.events import SuggestedAction, UserSignal
-
-_GUIDANCE: dict[str, str] = {
-    RiskReason.RETRY_LIMIT: "explain what the previous attempts missed",
-    RiskReason.CONTEXT_PRESSURE: "continue from the checkpoint with the remaining criteria",
-    RiskReason.SCOPE_CREEP: "stay within the task's files",
-    RiskReason.CONFLICTING_CHANGES: "rebase on the other task's branch, then continue",
-    RiskReason.REPEATED_FINGERPRINT: "try a different approach; the last attempt changed nothing",
-    RiskReason.CONTEXT_EXHAUSTION: "finish the current criterion, then checkpoint",
-}
+from semspec.core.config.models import RiskLevel
+from semspec.vocabulary.events import UserSignal
+from semspec.vocabulary.signal_evidence import (
+    ConflictEvidence,
+    ContextPressureEvidence,
+    FingerprintEvidence,
+    RetryLimitEvidence,
+    ScopeCreepEvidence,
+    SignalEvidence,
+    TokensLeftEvidence,
+)
+from semspec.vocabulary.suggestions import suggested_actions
 
 
 def signal_id(task_id: str, reason: str, level: str, episode: int) -> str:
@@ -25,57 +24,24 @@ def signal_id(task_id: str, reason: str, level: str, episode: int) -> str:
     return "sig-" + hashlib.sha256(key).hexdigest()[:32]
 
 
-def suggested_actions(task_id: str, reason: str, level: str) -> list[SuggestedAction]:
-    """Next steps for a human, each with a command they can paste."""
-    task = shlex.quote(task_id)
-    guidance = shlex.quote(_GUIDANCE.get(reason, "continue"))
-    actions = [SuggestedAction("see where the task stands", f"semspec task status {task}")]
-    if level in ("halt", "escalate") or reason == RiskReason.SCOPE_CREEP:
-        actions.append(
-            SuggestedAction(
-                "let the developer try again with guidance",
-                f"semspec escalations resolve {task} --action retry --guidance {guidance}",
-            )
-        )
-    if reason == RiskReason.SCOPE_CREEP:
-        actions.append(
-            SuggestedAction(
-                "accept the extra files", f"semspec escalations resolve {task} --action approve"
-            )
-        )
-    if reason in (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION):
-        actions.append(
-            SuggestedAction(
-                "give the task more budget",
-                f"semspec escalations resolve {task} --action extend_budget",
-            )
-        )
-    if level in ("halt", "escalate"):
-        actions.append(SuggestedAction("stop the task", f"semspec task cancel {task}"))
-    return actions
-
-
-def describe(task_id: str, reason: str, level: str, evidence: dict[str, Any]) -> str:
+def describe(task_id: str, reason: str, level: str, evidence: SignalEvidence) -> str:
     """One line saying what was seen, for people watching the signals."""
-    match reason:
-        case RiskReason.RETRY_LIMIT:
-            what = f"{evidence.get('retries')} retries (limit {evidence.get('threshold')})"
-        case RiskReason.CONTEXT_PRESSURE:
+    match evidence:
+        case RetryLimitEvidence():
+            what = f"{evidence.retries} retries (limit {evidence.threshold:g})"
+        case ContextPressureEvidence():
+            what = f"context {evidence.utilization:.0%} full (limit {evidence.threshold:.0%})"
+        case ScopeCreepEvidence():
+            what = "touched files outside the task: " + ", ".join(evidence.outside)
+        case ConflictEvidence():
+            others = ", ".join(evidence.other_tasks)
+            what = f"changes {', '.join(evidence.files)} also changed by {others}"
+        case FingerprintEvidence():
+            what = f"the same evidence fingerprint {evidence.count} times"
+        case TokensLeftEvidence():
             what = (
-                f"context {evidence.get('utilization', 0):.0%} full "
-                f"(limit {evidence.get('threshold', 0):.0%})"
-            )
-        case RiskReason.SCOPE_CREEP:
-            what = "touched files outside the task: " + ", ".join(evidence.get("outside", []))
-        case RiskReason.CONFLICTING_CHANGES:
-            others = ", ".join(evidence.get("other_tasks", []))
-            what = f"changes {', '.join(evidence.get('files', []))} also changed by {others}"
-        case RiskReason.REPEATED_FINGERPRINT:
-            what = f"the same evidence fingerprint {evidence.get('count')} times"
-        case RiskReason.CONTEXT_EXHAUSTION:
-            what = (
-                f"{evidence.get('tokens_per_iteration')} tokens per iteration with "
-                f"{evidence.get('tokens_left')} left"
+                f"{evidence.tokens_per_iteration:g} tokens per iteration with "
+                f"{evidence.tokens_left} left"
             )
         case _:
             what = reason
@@ -87,9 +53,9 @@ def build_signal(
     task_id: str,
     plan_id: str | None,
     reason: str,
-    level: str,
+    level: RiskLevel,
     episode: int,
-    evidence: dict[str, Any],
+    evidence: SignalEvidence,
     at: str,
 ) -> UserSignal:
     """The ``UserSignal`` for a rule that reached ``level``; same inputs, same signal."""

@@ -21,8 +21,17 @@ from semspec.agents.factory import developer_agent, reviewer_agent
 from semspec.agents.protocol import DeveloperRequest, ReviewRequest
 from semspec.core.config.models import RoleModel
 from semspec.core.errors import GitError, SemspecError
-from semspec.vocabulary.events import MonitorEvent, UserSignal
-from semspec.vocabulary.subjects import monitor_subject, signal_subject
+from semspec.vocabulary.event_payloads import (
+    ContextPayload,
+    EventPayload,
+    FilesPayload,
+    GatePayload,
+    GateRun,
+    IterationPayload,
+    ReviewPayload,
+)
+from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
+from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.gates.runner import run_gates
 from semspec.workflow.git.commit import commit_task
 from semspec.workflow.git.diff import worktree_diff
@@ -99,23 +108,33 @@ class TaskActivities:
         self.publisher = publisher
 
     async def _emit(
-        self, ctx: EventContext, kind: str, data: dict[str, Any], suffix: str = ""
+        self,
+        ctx: EventContext,
+        kind: str,
+        payload: Callable[[], EventPayload | dict[str, Any]],
+        suffix: str = "",
     ) -> int:
-        """Publish one loop event; returns 1 when it had to be dropped."""
+        """Publish one loop event; returns 1 when it was refused (invalid) or dropped.
+
+        ``payload`` is built inside the publisher's validation, so a bad payload is refused and
+        counted there rather than failing the activity (see ``publisher.py``).
+        """
         if self.publisher is None:
             return 0
-        event = MonitorEvent(
-            event_id=_event_id(ctx, kind, suffix),
-            kind=kind,
-            task_id=ctx.task_id,
-            plan_id=ctx.plan_id,
-            run_id=ctx.run_id,
-            iteration=ctx.iteration,
-            data=data,
-            at=datetime.now(UTC).isoformat(),
-        )
-        ok = await self.publisher.publish(monitor_subject(kind), event.to_json(), event.event_id)
-        return 0 if ok else 1
+
+        def event() -> MonitorEvent:
+            return monitor_event(
+                kind,
+                payload(),
+                event_id=_event_id(ctx, kind, suffix),
+                task_id=ctx.task_id,
+                plan_id=ctx.plan_id,
+                run_id=ctx.run_id,
+                iteration=ctx.iteration,
+                at=datetime.now(UTC).isoformat(),
+            )
+
+        return 0 if await self.publisher.send(event, kind) else 1
 
     @activity.defn(name="task.prepare_workspace")
     async def prepare_workspace(self, inp: WorkspaceInput) -> Workspace:
@@ -138,7 +157,9 @@ class TaskActivities:
         spec, ws = inp.spec, inp.workspace
         repo = Path(spec.repo_path)
         dropped = await self._emit(
-            inp.events, "iteration", {"phase": "developer", "retries": inp.retries}
+            inp.events,
+            "iteration",
+            lambda: IterationPayload(phase="developer", retries=inp.retries),
         )
         try:
             agent = developer_agent(_role(repo, "developer", spec.developer), repo)
@@ -166,13 +187,13 @@ class TaskActivities:
         outside = out_of_scope(diff.files, spec.task_files, allow)
         # The history walk runs off the event loop; the result is cached per base commit.
         identity = await asyncio.to_thread(repository_identity, str(repo), ws.base_commit)
-        files_event = {
-            "files": diff.files,
-            "task_files": sorted(set(spec.task_files)),
-            "repo": identity,
-            "out_of_scope": outside,
-        }
-        dropped += await self._emit(inp.events, "files", files_event)
+        files = FilesPayload(
+            files=diff.files,
+            task_files=sorted(set(spec.task_files)),
+            repo=identity,
+            out_of_scope=outside,
+        )
+        dropped += await self._emit(inp.events, "files", lambda: files)
         return DeveloperStep(
             outcome=result.outcome,
             summary=result.summary,
@@ -200,20 +221,16 @@ class TaskActivities:
             )
         except SemspecError as exc:
             raise to_application_error(exc) from None
-        data = {
-            "results": [
-                {
-                    "name": r.name,
-                    "passed": r.passed,
-                    "required": r.required,
-                    "duration_ms": r.duration_ms,
-                }
-                for r in report.results
-            ]
-        }
-        dropped = await self._emit(inp.events, "gate", data)
-        if inp.context is not None:
-            dropped += await self._emit(inp.events, "context", asdict(inp.context))
+        runs = [
+            GateRun(name=r.name, passed=r.passed, required=r.required, duration_ms=r.duration_ms)
+            for r in report.results
+        ]
+        dropped = await self._emit(inp.events, "gate", lambda: GatePayload(results=runs))
+        if (context := inp.context) is not None:
+            snapshot = asdict(context)
+            dropped += await self._emit(
+                inp.events, "context", lambda: ContextPayload.model_validate(snapshot)
+            )
         return GatesStep(
             results=list(report.results),
             passed=report.passed,
@@ -254,11 +271,9 @@ class TaskActivities:
         dropped = await self._emit(
             inp.events,
             "review",
-            {
-                "verdict": verdict.verdict,
-                "findings": len(verdict.findings),
-                "flagged": bool(inp.flags),
-            },
+            lambda: ReviewPayload(
+                verdict=verdict.verdict, findings=len(verdict.findings), flagged=bool(inp.flags)
+            ),
             suffix="followup" if inp.evidence else "",
         )
         return ReviewStep(
@@ -318,25 +333,35 @@ class TaskActivities:
 
     @activity.defn(name="task.publish")
     async def publish(self, inp: PublishInput) -> PublishResult:
-        """Publish a loop event and, for escalations, a user signal."""
-        suffix = str(inp.data.get("event_key", "")) if inp.data else ""
-        dropped = await self._emit(inp.events, inp.kind, dict(inp.data), suffix)
+        """Publish a loop event and, for escalations, a user signal (both validated first).
+
+        ``data`` is the event's payload, plus ``event_key`` (the event id's suffix) when the
+        workflow sends one event kind more than once per iteration; the key is not published.
+        """
+        data = dict(inp.data)
+        suffix = str(data.pop("event_key", ""))
+        dropped = await self._emit(inp.events, inp.kind, lambda: data, suffix)
         if inp.signal_level and self.publisher is not None:
-            signal = UserSignal(
-                signal_id=_event_id(inp.events, f"signal-{inp.signal_level}", suffix),
-                task_id=inp.events.task_id,
-                plan_id=inp.events.plan_id,
-                level=inp.signal_level,
-                reason=inp.signal_reason or "",
-                evidence={k: v for k, v in inp.data.items() if k != "event_key"},
-                suggested_actions=suggested_actions(inp.events.task_id),
-                message=inp.signal_message,
-                at=datetime.now(UTC).isoformat(),
-            )
-            ok = await self.publisher.publish(
-                signal_subject(inp.signal_level), signal.to_json(), signal.signal_id
-            )
-            dropped += 0 if ok else 1
+            level, ctx = inp.signal_level, inp.events
+
+            def signal() -> UserSignal:
+                return UserSignal.model_validate(
+                    {
+                        "signal_id": _event_id(ctx, f"signal-{level}", suffix),
+                        "task_id": ctx.task_id,
+                        "plan_id": ctx.plan_id,
+                        "level": level,
+                        "reason": inp.signal_reason or "",
+                        "evidence": data,  # the escalation's payload
+                        "suggested_actions": suggested_actions(
+                            ctx.task_id, inp.signal_reason or "", level
+                        ),
+                        "message": inp.signal_message,
+                        "at": datetime.now(UTC).isoformat(),
+                    }
+                )
+
+            dropped += 0 if await self.publisher.send(signal, f"signal {level}") else 1
         return PublishResult(published=dropped == 0, dropped=dropped)
 
     def all(self) -> list[Callable[..., Any]]:
@@ -350,25 +375,6 @@ class TaskActivities:
             self.commit,
             self.publish,
         ]
-
-
-def suggested_actions(task_id: str) -> list[Any]:
-    """Commands a human can paste to answer an escalation of ``task_id``."""
-    from semspec.vocabulary.events import SuggestedAction
-
-    return [
-        SuggestedAction("see what happened", f"semspec task logs {task_id}"),
-        SuggestedAction(
-            "retry with guidance",
-            f'semspec escalations resolve {task_id} --action retry --guidance "..."',
-        ),
-        SuggestedAction("approve as is", f"semspec escalations resolve {task_id} --action approve"),
-        SuggestedAction("abort the task", f"semspec escalations resolve {task_id} --action abort"),
-        SuggestedAction(
-            "grant more retries",
-            f"semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
-        ),
-    ]
 
 
 def _tail(path: Path, chars: int) -> str:

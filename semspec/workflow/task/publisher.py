@@ -2,7 +2,13 @@
 
 Each event carries a ``Nats-Msg-Id`` derived from the workflow run, iteration and kind, so an
 activity retry publishes the same id and JetStream drops the duplicate. When NATS is down the
-publisher retries for a bounded time, then drops the event and counts it.
+publisher retries for a bounded time, then drops the event and counts it (``dropped``).
+
+Events and signals are validated against their models before they are sent (``send``). One
+that fails is a bug in the code that built it: it is refused, logged at error level with the
+fields at fault and counted (``refused``), and the loop goes on without it, as it does when
+NATS is down. Failing the activity instead would make Temporal retry the same bad payload and
+then escalate the task over an event nobody needs to answer.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,13 +24,17 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.js.api import StreamConfig
 from nats.js.errors import NotFoundError
+from pydantic import ValidationError
 
 from semspec.core.logging import get_logger
+from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
 from semspec.vocabulary.subjects import (
     MONITOR_STREAM,
     MONITOR_SUBJECTS,
     SIGNAL_STREAM,
     SIGNAL_SUBJECTS,
+    monitor_subject,
+    signal_subject,
 )
 
 log = get_logger("publisher")
@@ -46,6 +57,7 @@ class EventPublisher:
     options: dict[str, Any] = field(default_factory=dict)
     retry_window_s: float = 5.0
     dropped: int = 0
+    refused: int = 0
     _nc: NatsClient | None = None
     _ready: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -66,6 +78,28 @@ class EventPublisher:
             await ensure_streams(js)
             self._ready = True
         return js
+
+    async def send(self, build: Callable[[], MonitorEvent | UserSignal], what: str) -> bool:
+        """Build (and so validate) an event or signal, then publish it; False if not sent.
+
+        ``what`` names it in the log when ``build`` raises ``ValidationError``.
+        """
+        try:
+            message = build()
+        except ValidationError as exc:
+            self.refused += 1
+            log.error(
+                "event refused: invalid payload",
+                refused=what,
+                error=validation_summary(exc),
+                refused_total=self.refused,
+            )
+            return False
+        if isinstance(message, UserSignal):
+            subject, msg_id = signal_subject(message.level), message.signal_id
+        else:
+            subject, msg_id = monitor_subject(message.kind), message.event_id
+        return await self.publish(subject, message.to_json(), msg_id)
 
     async def publish(self, subject: str, payload: bytes, msg_id: str) -> bool:
         """Publish with dedupe id; True when JetStream acknowledged, False when dropped."""
