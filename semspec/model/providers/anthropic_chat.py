@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
 
-from semspec.model.providers.failures import status_error, timeout_error, transport_error
+from semspec.model.providers.failures import sdk_errors
 from semspec.model.providers.types import AssistantReply, ChatMessage, ToolCall, ToolSpec, Usage
 
 DEFAULT_MAX_TOKENS = 4096
@@ -94,18 +93,8 @@ class AnthropicChatProvider:
             ]
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
-        try:
+        with sdk_errors(self.name, anthropic, "message"):
             response = await self._client.messages.create(**kwargs)
-        except anthropic.APITimeoutError as exc:
-            raise timeout_error(self.name) from exc
-        except anthropic.APIStatusError as exc:
-            raise status_error(
-                self.name, exc.status_code, _detail(exc.body), exc.response.headers
-            ) from exc
-        except anthropic.APIConnectionError as exc:
-            raise transport_error(self.name, f"cannot reach the server: {exc}") from exc
-        except (anthropic.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
-            raise transport_error(self.name, f"reply is not a valid message: {exc}") from exc
         return self._reply(response)
 
     def _reply(self, response: Any) -> AssistantReply:
@@ -129,12 +118,3 @@ class AnthropicChatProvider:
             ),
             finish_reason=getattr(response, "stop_reason", None),
         )
-
-
-def _detail(body: object) -> str:
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict):
-            return str(error.get("message", ""))
-        return str(error)
-    return str(body or "")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import ModuleType
 
 from semspec.core.errors import ProviderError
 from semspec.core.logging import mask_text
@@ -67,3 +70,32 @@ def transport_error(provider: str, detail: str) -> ProviderError:
     return ProviderError(
         detail[:300], provider=provider, reason=FallbackReason.TRANSPORT_ERROR, retryable=True
     )
+
+
+@contextmanager
+def sdk_errors(provider: str, sdk: ModuleType, reply: str) -> Iterator[None]:
+    """Turn what a call of the ``openai`` or ``anthropic`` SDK raises into ``ProviderError``s.
+
+    Both SDKs name their errors alike; ``reply`` names what a valid answer is ("completion").
+    """
+    try:
+        yield
+    except sdk.APITimeoutError as exc:
+        raise timeout_error(provider) from exc
+    except sdk.APIStatusError as exc:
+        detail = _detail(exc.body)
+        raise status_error(provider, exc.status_code, detail, exc.response.headers) from exc
+    except sdk.APIConnectionError as exc:
+        raise transport_error(provider, f"cannot reach the server: {exc}") from exc
+    except (sdk.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
+        raise transport_error(provider, f"reply is not a valid {reply}: {exc}") from exc
+
+
+def _detail(body: object) -> str:
+    """The server's error message, never the request (which could echo credentials)."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            return str(error.get("message", ""))
+        return str(error)
+    return str(body or "")

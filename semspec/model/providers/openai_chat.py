@@ -9,7 +9,7 @@ from typing import Any
 import openai
 
 from semspec.core.errors import ProviderError
-from semspec.model.providers.failures import status_error, timeout_error, transport_error
+from semspec.model.providers.failures import sdk_errors, transport_error
 from semspec.model.providers.types import AssistantReply, ChatMessage, ToolCall, ToolSpec, Usage
 
 # Local servers (Ollama, vLLM, llama.cpp) accept any key; the SDK insists on one.
@@ -98,18 +98,8 @@ class OpenAIChatProvider:
             kwargs["max_tokens"] = max_tokens
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
-        try:
+        with sdk_errors(self.name, openai, "completion"):
             response = await self._client.chat.completions.create(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise timeout_error(self.name) from exc
-        except openai.APIStatusError as exc:
-            raise status_error(
-                self.name, exc.status_code, _detail(exc.body), exc.response.headers
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise transport_error(self.name, f"cannot reach the server: {exc}") from exc
-        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
-            raise transport_error(self.name, f"reply is not a valid completion: {exc}") from exc
         return self._reply(response)
 
     def _reply(self, response: Any) -> AssistantReply:
@@ -132,16 +122,6 @@ class OpenAIChatProvider:
             ),
             finish_reason=choices[0].finish_reason,
         )
-
-
-def _detail(body: object) -> str:
-    """The server's error message, never the request (which could echo credentials)."""
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict):
-            return str(error.get("message", ""))
-        return str(error)
-    return str(body or "")
 
 
 __all__ = ["OpenAIChatProvider", "ProviderError", "parse_arguments"]
