@@ -3,8 +3,6 @@ in memory."""
 
 from __future__ import annotations
 
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,41 +13,9 @@ from semspec.core.config.models import GraphConfig
 from semspec.core.errors import InputError
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore, Triple, memory_store
-from semspec.services.ports import free_port, tcp_answers
-from semspec.services.specs import binary
+from tests.support.servers import OxigraphServer
 
 S, P, Q = URIRef("urn:test:s"), URIRef("urn:test:p"), URIRef("urn:test:q")
-
-
-class OxigraphServer:
-    """An ``oxigraph serve`` process owned by the test module, stopped by its PID."""
-
-    def __init__(self, location: Path) -> None:
-        self.port = free_port()
-        argv = [binary("oxigraph"), "serve", "--location", str(location)]
-        argv += ["--bind", f"127.0.0.1:{self.port}"]
-        self.log = location.parent / "oxigraph.log"
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while not tcp_answers("127.0.0.1", self.port, timeout=0.2):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"oxigraph did not start; see {self.log}")
-            time.sleep(0.02)
-
-    def config(self) -> GraphConfig:
-        base = f"http://127.0.0.1:{self.port}"
-        return GraphConfig(mode="sparql", query_url=f"{base}/query", update_url=f"{base}/update")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

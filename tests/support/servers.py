@@ -1,4 +1,4 @@
-"""Real NATS servers for tests, started on a free loopback port and stopped by PID."""
+"""Real NATS and Oxigraph servers for tests, started on a free loopback port and stopped by PID."""
 
 from __future__ import annotations
 
@@ -7,8 +7,33 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from semspec.core.config.models import GraphConfig
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
+
+
+def _start(argv: list[str], port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with its output in ``log_path`` and wait until ``port`` accepts clients."""
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 20
+    while not tcp_answers("127.0.0.1", port, timeout=0.2):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            raise RuntimeError(f"{Path(argv[0]).name} did not start; see {log_path}")
+        time.sleep(0.02)
+    return proc
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate ``proc`` (a process a test started, and only it), killing it if it lingers."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 @dataclass
@@ -30,25 +55,28 @@ class NatsServer:
         self.store.mkdir(parents=True, exist_ok=True)
         argv = [binary("nats-server"), "-js", "-sd", str(self.store)]
         argv += ["-a", "127.0.0.1", "-p", str(self.port)]
-        log = (self.store / "server.log").open("ab")
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + 20
-        while not tcp_answers("127.0.0.1", self.port, timeout=0.2):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"nats-server did not start; see {self.store}/server.log")
-            time.sleep(0.02)
+        self.proc = _start(argv, self.port, self.store / "server.log")
         return self
 
     def stop(self) -> None:
         """Terminate the process this object started, and only it."""
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        if self.proc is not None:
+            _stop(self.proc)
         self.proc = None
+
+
+class OxigraphServer:
+    """An ``oxigraph serve`` process over ``location``, owned by a test and stopped by its PID."""
+
+    def __init__(self, location: Path) -> None:
+        self.port = free_port()
+        argv = [binary("oxigraph"), "serve", "--location", str(location)]
+        argv += ["--bind", f"127.0.0.1:{self.port}"]
+        self.proc = _start(argv, self.port, location.parent / "oxigraph.log")
+
+    def config(self) -> GraphConfig:
+        base = f"http://127.0.0.1:{self.port}"
+        return GraphConfig(mode="sparql", query_url=f"{base}/query", update_url=f"{base}/update")
+
+    def stop(self) -> None:
+        _stop(self.proc)
