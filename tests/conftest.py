@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nats
 import pytest
+import structlog
 from nats.aio.client import Client as NATS
 from nats.js.errors import NotFoundError
 from temporalio.client import Client
@@ -71,6 +72,12 @@ def store(tmp_path: Path) -> Iterator[GraphStore]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def fresh_logging() -> None:
+    """Log to the current stdout: a CLI test may have bound structlog to a closed stream."""
+    structlog.reset_defaults()
 
 
 @pytest.fixture(scope="session")

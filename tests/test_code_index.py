@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import structlog
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS
 
@@ -17,24 +16,15 @@ from semspec.graph.store import GraphStore, memory_store
 from semspec.processors.code_index import FileFacts, extract_facts, index_repository
 from semspec.processors.code_index.graph_read import read_facts
 from semspec.vocabulary import code
+from tests.support.code_samples import FIXTURES, SOURCES, sample_repo
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-SOURCES = ["service.py", "server.go", "app.js", "shapes.ts", "lib.rs", "Inventory.java"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_logging() -> None:
-    """Log to the current stdout: a CLI test may have bound structlog to a closed stream."""
-    structlog.reset_defaults()
+pytestmark = pytest.mark.usefixtures("fresh_logging")
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository holding the sample sources (without the broken one) and a README."""
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    for name in SOURCES:
-        shutil.copy(FIXTURES / name, root / "src" / name)
+    root = sample_repo(tmp_path / "repo")
     (root / "README.md").write_text("# sample\n", encoding="utf-8")
     return root
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from semspec.processors.code_index import FileFacts, SourceSyntaxError, extract_facts
-
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
+from tests.support.code_samples import FIXTURES
 
 
 def facts_of(name: str) -> FileFacts:

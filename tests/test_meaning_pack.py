@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import structlog
 from typer.testing import CliRunner
 
 from semspec.cli.app import app
@@ -27,25 +26,15 @@ from semspec.processors.code_index import (
     pack_facts,
 )
 from semspec.processors.code_index.pack import split_parameters
+from tests.support.code_samples import FIXTURES, SOURCES, sample_repo
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-SOURCES = ["service.py", "server.go", "app.js", "shapes.ts", "lib.rs", "Inventory.java"]
 PATHS = [f"src/{n}" for n in SOURCES]
-
-
-@pytest.fixture(autouse=True)
-def fresh_logging() -> None:
-    """Log to the current stdout: a CLI test may have bound structlog to a closed stream."""
-    structlog.reset_defaults()
+pytestmark = pytest.mark.usefixtures("fresh_logging")
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    for name in SOURCES:
-        shutil.copy(FIXTURES / name, root / "src" / name)
-    return root
+    return sample_repo(tmp_path / "repo")
 
 
 @pytest.fixture
