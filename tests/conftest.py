@@ -4,6 +4,7 @@ graph stores."""
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
 from semspec.services.specs import binary
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
 from tests.support.repos import make_repo
-from tests.support.servers import NatsServer
+from tests.support.servers import SLEEP_ARGV, NatsServer
 
 SAMPLE_FILES = {
     "README.md": "# sample\n",
@@ -72,6 +73,18 @@ def store(tmp_path: Path) -> Iterator[GraphStore]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A process this test starts (``SLEEP_ARGV``) and stops by its own handle."""
+    proc = subprocess.Popen(SLEEP_ARGV)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture

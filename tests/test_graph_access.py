@@ -24,8 +24,8 @@ from semspec.services.agents import WorkerSpec
 from semspec.services.graph_server import GraphSpec
 from semspec.services.presence import present, ready_file
 from semspec.services.supervisor import Supervisor
+from tests.support.servers import SLEEP_ARGV
 
-SLEEP_ARGV = [sys.executable, "-c", "import time; time.sleep(60)"]
 S, P = URIRef("urn:test:s"), URIRef("urn:test:p")
 ANNOUNCE = """
 import sys, time
@@ -35,16 +35,6 @@ announce(Path(sys.argv[1]), "worker", sys.argv[2], "semspec")
 print("ready", flush=True)
 time.sleep(60)
 """
-
-
-@pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(SLEEP_ARGV)
-    try:
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def graph_record(repo: Path, pid: int, location: Path) -> None:

@@ -21,20 +21,7 @@ from semspec.services.ports import free_port, port_is_free
 from semspec.services.presence import announce
 from semspec.services.specs import NatsSpec, TemporalSpec
 from tests.support.repos import make_repo
-
-SLEEP_ARGV = [sys.executable, "-c", "import time; time.sleep(60)"]
-
-
-@pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[bytes]]:
-    """A process this test starts (and stops by its own handle)."""
-    proc = subprocess.Popen(SLEEP_ARGV)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=10)
+from tests.support.servers import SLEEP_ARGV
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,9 @@ from pathlib import Path
 from semspec.core.config.models import GraphConfig
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
+
+SLEEP_ARGV = [sys.executable, "-c", "import time; time.sleep(60)"]
+"""A process that does nothing for a minute: something a test can start, find and stop."""
 
 
 def _start(argv: list[str], port: int, log_path: Path) -> subprocess.Popen[bytes]:
