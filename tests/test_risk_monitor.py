@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 from nats.aio.client import Client as NATS
 
-from semspec.core.config.models import RiskConfig
-from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.risk_monitor.rules import apply_event
 from semspec.processors.risk_monitor.state import FileIndex
 from semspec.processors.risk_monitor.store import StateStore
@@ -30,8 +28,8 @@ from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.messages import EventContext, PublishInput
 from semspec.workflow.task.publisher import EventPublisher
 from tests.support.monitor_events import loop_event
-
-RISK = RiskConfig(ack_wait_s=2.0)
+from tests.support.running_monitor import TEST_RISK as RISK
+from tests.support.running_monitor import Running
 
 
 async def publish(nc: NATS, ev: MonitorEvent, msg_id: str | None = None) -> None:
@@ -56,25 +54,6 @@ async def signals_on_stream(nc: NATS) -> list[UserSignal]:
         msg = await nc.jetstream().get_msg(SIGNAL_STREAM, seq)
         out.append(UserSignal.from_json(msg.data or b""))
     return out
-
-
-class Running:
-    """A monitor consuming in the background of the test."""
-
-    def __init__(self, nc: NATS) -> None:
-        self.monitor = RiskMonitor(nc, RISK)
-        self.stop = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> RiskMonitor:
-        await self.monitor.start()
-        self.task = asyncio.create_task(self.monitor.run(self.stop, idle_wait=0.05))
-        return self.monitor
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.stop.set()
-        assert self.task is not None
-        await self.task
 
 
 async def test_a_signal_is_published_once_with_its_id_as_message_id(nc: NATS) -> None:

@@ -16,8 +16,6 @@ from temporalio.worker import Worker
 with workflow.unsafe.imports_passed_through():
     from nats.aio.client import Client as NATS
 
-    from semspec.core.config.models import RiskConfig
-    from semspec.processors.risk_monitor.processor import RiskMonitor
     from semspec.processors.signal_bridge import TemporalSignalBridge
     from semspec.vocabulary.events import RiskSignalInput, UserSignal
     from semspec.vocabulary.signal_evidence import ContextPressureEvidence
@@ -31,8 +29,7 @@ with workflow.unsafe.imports_passed_through():
         task_workflow_id,
     )
     from tests.support.monitor_events import loop_event
-
-RISK = RiskConfig(ack_wait_s=2.0)
+    from tests.support.running_monitor import Running
 
 
 @dataclass
@@ -109,25 +106,6 @@ async def eventually(check: Callable[[], Any], what: str) -> None:
             return
         await asyncio.sleep(0.025)
     raise AssertionError(f"never happened: {what}")
-
-
-class Running:
-    """A monitor with the bridge, consuming in the background of the test."""
-
-    def __init__(self, nc: NATS, client: Client) -> None:
-        self.monitor = RiskMonitor(nc, RISK, TemporalSignalBridge.for_client(client))
-        self.stop = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> RiskMonitor:
-        await self.monitor.start()
-        self.task = asyncio.create_task(self.monitor.run(self.stop, idle_wait=0.05))
-        return self.monitor
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.stop.set()
-        assert self.task is not None
-        await self.task
 
 
 async def finish(client: Client, *tasks: str) -> None:
