@@ -36,6 +36,7 @@ from temporalio.worker import Worker
 from semspec.core.logging import configure_logging
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
+from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.task.messages import LoopLimits, RoleSpec, TaskInput, TaskResult, TaskSpec
 from semspec.workflow.task.publisher import EventPublisher
@@ -134,7 +135,7 @@ async def measure(client: Client, root: Path, repo: Path, script: Path) -> Figur
     async def one_task() -> tuple[float, WorkflowHistory]:
         inp = task_input(root, repo, script)
         handle = await client.start_workflow(
-            TaskWorkflow.run, inp, id=f"task-{inp.spec.task_id}", task_queue=task_queue
+            TaskWorkflow.run, inp, id=task_workflow_id(inp.spec.task_id), task_queue=task_queue
         )
         began = time.perf_counter()
         result: TaskResult = await handle.result()

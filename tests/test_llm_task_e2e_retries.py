@@ -21,7 +21,8 @@ from semspec.agents.review_prompt import FORMAT_CORRECTION
 from semspec.client.task_client import submit
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config import load_config
-from semspec.workflow.task.messages import TaskResult, workflow_id_for
+from semspec.vocabulary.workflow_names import task_workflow_id
+from semspec.workflow.task.messages import TaskResult
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, http_error, text
 from tests.fakes.llm_task import (
@@ -50,7 +51,7 @@ async def run_task(client: Client, task_queue: str, repo: Path, task_id: str) ->
         title=TASK_TITLE, files=["calc.py"], criteria=[TASK_CRITERION], task_id=task_id
     )
     await submit(client, task_queue, build_task_input(draft, load_config(repo), repo))
-    handle = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
+    handle = client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
     # Bounded: a task that escalates instead of ending would otherwise wait for a human forever.
     result: TaskResult = await asyncio.wait_for(handle.result(), RESULT_TIMEOUT_S)
     return result
@@ -60,7 +61,7 @@ async def activity_attempts(client: Client, task_id: str) -> list[tuple[str, int
     """(activity type, attempt, type of the previous attempt's failure) per started activity."""
     scheduled: dict[int, str] = {}
     attempts: list[tuple[str, int, str]] = []
-    handle = client.get_workflow_handle(workflow_id_for(task_id))
+    handle = client.get_workflow_handle(task_workflow_id(task_id))
     async for event in handle.fetch_history_events():
         assert isinstance(event, HistoryEvent)
         if event.HasField("activity_task_scheduled_event_attributes"):

@@ -29,10 +29,15 @@ from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.risk_monitor.streams import CONSUMER
 from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.vocabulary.subjects import MONITOR_STREAM
-from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.plan.messages import PlanInput, PlanResult, PlanTask, plan_workflow_id
-from semspec.workflow.task.messages import (
+from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
+    UPDATE_RESOLVE,
+    plan_workflow_id,
+    task_workflow_id,
+)
+from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.plan.messages import PlanInput, PlanResult, PlanTask
+from semspec.workflow.task.messages import (
     Resolution,
     TaskInput,
     TaskResult,
@@ -114,7 +119,7 @@ def release_gate(tmp_path: Path) -> tuple[GateSpec, Path]:
 
 
 async def status_of(client: Client, task_id: str) -> TaskStatus:
-    status: TaskStatus = await client.get_workflow_handle(f"task-{task_id}").query(
+    status: TaskStatus = await client.get_workflow_handle(task_workflow_id(task_id)).query(
         QUERY_STATUS, result_type=TaskStatus
     )
     return status
@@ -201,11 +206,11 @@ async def test_two_parallel_plan_tasks_editing_one_file_are_halted_until_a_human
         assert [h["reason"] for h in halts] == ["conflicting_changes"]
 
     # A human keeps one change and drops the other.
-    await stack.client.get_workflow_handle(f"task-{left}").execute_update(
-        "resolve_escalation", Resolution("approve", resolved_by="alice")
+    await stack.client.get_workflow_handle(task_workflow_id(left)).execute_update(
+        UPDATE_RESOLVE, Resolution("approve", resolved_by="alice")
     )
-    await stack.client.get_workflow_handle(f"task-{right}").execute_update(
-        "resolve_escalation", Resolution("abort", resolved_by="alice")
+    await stack.client.get_workflow_handle(task_workflow_id(right)).execute_update(
+        UPDATE_RESOLVE, Resolution("abort", resolved_by="alice")
     )
     handle = stack.client.get_workflow_handle(plan_workflow_id(plan_id), result_type=PlanResult)
     result = await asyncio.wait_for(handle.result(), WAIT_S)
@@ -282,8 +287,8 @@ async def run_until_escalated(stack: Stack, inp: TaskInput) -> TaskStatus:
 
 
 async def finish(stack: Stack, task_id: str) -> None:
-    handle = stack.client.get_workflow_handle(f"task-{task_id}")
-    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    handle = stack.client.get_workflow_handle(task_workflow_id(task_id))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
     await asyncio.wait_for(handle.result(), WAIT_S)
 
 
@@ -337,9 +342,9 @@ async def test_after_an_extended_budget_the_monitor_waits_for_the_granted_retrie
     status = await run_until_escalated(stack, inp)
     assert status.pending_escalation is not None
     assert status.pending_escalation.reason == "budget_exhausted"
-    handle = stack.client.get_workflow_handle(f"task-{task_id}", result_type=TaskResult)
+    handle = stack.client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
     await handle.execute_update(
-        "resolve_escalation", Resolution("extend_budget", resolved_by="bob", extra_retries=6)
+        UPDATE_RESOLVE, Resolution("extend_budget", resolved_by="bob", extra_retries=6)
     )
     result = await asyncio.wait_for(handle.result(), WAIT_S)
     assert result.outcome == "approved" and result.iterations == 8

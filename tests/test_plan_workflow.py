@@ -20,13 +20,13 @@ from temporalio.exceptions import CancelledError
 from temporalio.worker import Replayer
 
 from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
+from semspec.vocabulary.workflow_names import UPDATE_RESOLVE, plan_workflow_id, task_workflow_id
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.plan.messages import (
     PlanInput,
     PlanResult,
     PlanStatus,
     PlanTask,
-    plan_workflow_id,
 )
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task.messages import Resolution
@@ -88,7 +88,7 @@ async def test_independent_tasks_start_together_and_a_dependent_waits_for_both(
     )
     assert all(row.state == "approved" and row.commit_id for row in result.status.tasks)
     # The children are ordinary task workflows, addressable as task-<id>.
-    child = await temporal_client.get_workflow_handle(f"task-{c}").describe()
+    child = await temporal_client.get_workflow_handle(task_workflow_id(c)).describe()
     assert child.parent_id == plan_workflow_id(plan.plan_id)
 
 
@@ -110,8 +110,8 @@ async def test_a_task_whose_dependency_was_aborted_is_skipped_with_its_dependent
     rows = {row.task_id: row for row in status.tasks}
     assert escalated_tasks(status) == [a]
     assert rows[b].state == "waiting" and rows[c].state == "waiting"
-    await temporal_client.get_workflow_handle(f"task-{a}").execute_update(
-        "resolve_escalation", Resolution("abort")
+    await temporal_client.get_workflow_handle(task_workflow_id(a)).execute_update(
+        UPDATE_RESOLVE, Resolution("abort")
     )
     handle = temporal_client.get_workflow_handle(
         plan_workflow_id(plan.plan_id), result_type=PlanResult
@@ -145,7 +145,7 @@ async def test_a_cancelled_plan_cancels_its_running_tasks(
         await asyncio.wait_for(handle.result(), 60)
     assert isinstance(err.value.cause, CancelledError)
     a = plan.tasks[0].input.spec.task_id
-    child = await temporal_client.get_workflow_handle(f"task-{a}").describe()
+    child = await temporal_client.get_workflow_handle(task_workflow_id(a)).describe()
     assert child.status == WorkflowExecutionStatus.CANCELED
 
 

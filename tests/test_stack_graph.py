@@ -27,6 +27,7 @@ from semspec.core.errors import ServiceError
 from semspec.graph.access import sparql_store
 from semspec.graph.store import embedded_store
 from semspec.vocabulary import source as sd
+from semspec.vocabulary.workflow_names import task_workflow_id
 from tests.fakes.llm_server import FakeLLMServer, text
 from tests.fakes.llm_task import fake_model_entry, user_prompt
 from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
@@ -140,7 +141,7 @@ async def activity_identities(address: str, task_ids: list[str]) -> set[str]:
     client = await Client.connect(address)
     found = set()
     for task_id in task_ids:
-        history = await client.get_workflow_handle(f"task-{task_id}").fetch_history()
+        history = await client.get_workflow_handle(task_workflow_id(task_id)).fetch_history()
         for event in history.events:
             if event.HasField("activity_task_started_event_attributes"):
                 found.add(event.activity_task_started_event_attributes.identity)

@@ -23,10 +23,15 @@ from temporalio.client import Client, WorkflowHandle
 
 from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
+from semspec.vocabulary.workflow_names import (
+    QUERY_STATUS,
+    UPDATE_RESOLVE,
+    subtask_id,
+    task_workflow_id,
+)
 from semspec.workflow.performance_graph import GraphPerformanceHistory
 from semspec.workflow.task.context_activities import check_budget
 from semspec.workflow.task.messages import (
-    QUERY_STATUS,
     BudgetInput,
     Resolution,
     RoleSpec,
@@ -90,7 +95,7 @@ async def settled(handle: WorkflowHandle[Any, Any]) -> TaskStatus:
 
 async def developer_inputs(client: Client, task_id: str) -> list[dict[str, Any]]:
     """The ``task.develop`` inputs recorded in the history of the task's latest run."""
-    history = await client.get_workflow_handle(f"task-{task_id}").fetch_history()
+    history = await client.get_workflow_handle(task_workflow_id(task_id)).fetch_history()
     inputs = []
     for event in history.events:
         attrs = event.activity_task_scheduled_event_attributes
@@ -118,7 +123,7 @@ async def test_a_checkpoint_does_not_reset_the_retry_count(
     assert retries == ["retry 1/2", "retry 2/2"]  # the third is the escalation, not a retry
     assert status.pending_escalation.message.endswith("2 retries used of 2")
     assert (status.iteration, status.retries) == (3, 3)
-    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
 
 
 async def test_the_developer_after_a_checkpoint_gets_the_last_review_findings(
@@ -176,7 +181,7 @@ async def test_retries_a_human_granted_still_hold_after_a_checkpoint(
     )
     status = await settled(handle)
     assert status.pending_escalation is not None
-    await handle.execute_update("resolve_escalation", Resolution("extend_budget", extra_retries=3))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("extend_budget", extra_retries=3))
     status = await settled(handle)
     assert status.pending_escalation is None, status.pending_escalation
     assert status.outcome == "approved"
@@ -246,7 +251,7 @@ async def test_subtasks_of_a_split_task_track_their_context_in_the_parents_windo
     assert len(result.status.subtasks) == 2
     for part in (1, 2):
         child = temporal_client.get_workflow_handle(
-            f"task-{task_id}-part{part}", result_type=TaskResult
+            task_workflow_id(subtask_id(task_id, part)), result_type=TaskResult
         )
         done = await child.result()
         assert done.status.context is not None

@@ -13,6 +13,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from semspec.vocabulary.events import RiskSignalInput
+from semspec.vocabulary.workflow_names import SIGNAL_FLAG
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.task.messages import TaskResult, TaskStatus
 from semspec.workflow.worker import build_worker
@@ -75,7 +76,7 @@ async def test_the_monitors_flag_about_the_same_files_adds_no_second_note(
     monitor_flag = RiskSignalInput(
         "scope_creep", "warn", "s1", "outside: README.md", {"outside": ["README.md"]}
     )
-    await handle.signal("flag", monitor_flag)
+    await handle.signal(SIGNAL_FLAG, monitor_flag)
     await wait_for_log(handle, "signal")
     go.touch()
     result: TaskResult = await handle.result()

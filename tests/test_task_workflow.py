@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from semspec.vocabulary.events import RiskSignalInput
+from semspec.vocabulary.workflow_names import SIGNAL_HALT, UPDATE_RESOLVE, task_workflow_id
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
@@ -123,7 +124,7 @@ async def test_an_unchanged_fingerprint_escalates_with_no_new_evidence(
     assert status.pending_escalation is not None
     assert status.pending_escalation.reason == "no_new_evidence"
     assert status.iteration == 2
-    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
     result: TaskResult = await handle.result()
     assert result.outcome == "aborted"
     assert result.commit_id is None
@@ -147,8 +148,8 @@ async def test_exhausted_retries_escalate_and_a_human_retry_with_guidance_gets_a
     assert status.pending_escalation.reason == "budget_exhausted"
     assert status.retries == 2
     with pytest.raises(WorkflowUpdateFailedError):
-        await handle.execute_update("resolve_escalation", Resolution("retry"))  # no guidance
-    await handle.execute_update("resolve_escalation", Resolution("retry", "fix add"))
+        await handle.execute_update(UPDATE_RESOLVE, Resolution("retry"))  # no guidance
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "fix add"))
     result: TaskResult = await handle.result()
     assert result.outcome == "approved"
     assert result.iterations == 4  # the retry count was reset by the human's answer
@@ -170,7 +171,7 @@ async def test_a_pause_checkpoints_and_continues_in_a_fresh_run(
     handle = await temporal_client.start_workflow(
         TaskWorkflow.run,
         inp,
-        id=f"task-{inp.spec.task_id}",
+        id=task_workflow_id(inp.spec.task_id),
         task_queue=task_queue,
         start_signal="pause",
         start_signal_args=[pause],
@@ -180,7 +181,7 @@ async def test_a_pause_checkpoints_and_continues_in_a_fresh_run(
     kinds = [e.kind for e in result.status.log]
     assert kinds.index("checkpoint") < kinds.index("resumed") < kinds.index("developer")
     with pytest.raises(RPCError, match="completed"):
-        await handle.execute_update("resolve_escalation", Resolution("approve"))
+        await handle.execute_update(UPDATE_RESOLVE, Resolution("approve"))
 
 
 async def test_red_context_pressure_checkpoints_to_a_branch_that_is_cleaned_up_at_the_end(
@@ -216,14 +217,15 @@ async def test_a_halt_before_commit_stops_changes_until_a_human_answers(
     )
     task_id = _tid()
     handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
-    await handle.signal("halt", RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py"))
-    await handle.signal("halt", RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py"))
+    halt = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py")
+    await handle.signal(SIGNAL_HALT, halt)
+    await handle.signal(SIGNAL_HALT, halt)
     status = await wait_for_phase(handle, "escalated")
     assert status.halted
     assert status.commit_id is None
     signals = [e.message for e in status.log if e.kind == "signal"]
     assert signals == ["halt: conflicting_changes calc.py"]  # the duplicate was ignored
-    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
     result: TaskResult = await handle.result()
     assert result.outcome == "aborted"
     git = pygit2.Repository(str(git_repo))
@@ -243,7 +245,7 @@ async def test_loop_events_and_the_escalation_signal_reach_jetstream(
     task_id = _tid()
     handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
     await wait_for_phase(handle, "escalated")
-    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
     await handle.result()
     nc = await nats.connect(nats_url)
     try:
@@ -394,7 +396,7 @@ async def test_need_more_info_without_any_evidence_escalates_with_no_new_evidenc
     assert status.pending_escalation is not None
     assert status.pending_escalation.reason == "no_new_evidence"
     assert "which SOP?" in status.pending_escalation.message
-    await handle.execute_update("resolve_escalation", Resolution("abort"))
+    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
     await handle.result()
 
 

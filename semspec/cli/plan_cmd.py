@@ -36,7 +36,7 @@ def submit_cmd(
     """Validate PLAN_FILE and start its tasks, in parallel where depends_on allows."""
     from semspec.client.plan_client import submit_plan
     from semspec.client.plan_spec import load_plan
-    from semspec.workflow.plan.messages import plan_workflow_id
+    from semspec.vocabulary.workflow_names import plan_workflow_id
 
     cli = cli_context(ctx)
     inp = load_plan(plan_file, cli.config, cli.repo)

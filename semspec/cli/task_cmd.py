@@ -14,6 +14,7 @@ from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
 from semspec.client.task_states import TASK_OUTCOMES, TASK_STATES, check_state
 from semspec.core.errors import TaskSpecError
+from semspec.vocabulary.workflow_names import task_workflow_id
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -93,15 +94,13 @@ def submit_cmd(
         await submit(client, endpoints.task_queue, inp)
         task = inp.spec.task_id
         if as_json and not wait:
-            print_json(cli.console, {"task_id": task, "workflow_id": f"task-{task}"})
+            print_json(cli.console, {"task_id": task, "workflow_id": task_workflow_id(task)})
             return 0
         if not as_json:
             cli.console.print(f"submitted task {task}", markup=False)
             if endpoints.ui_url:
-                cli.console.print(
-                    f"  {endpoints.ui_url}/namespaces/{endpoints.namespace}/workflows/task-{task}",
-                    markup=False,
-                )
+                where = f"{endpoints.ui_url}/namespaces/{endpoints.namespace}/workflows"
+                cli.console.print(f"  {where}/{task_workflow_id(task)}", markup=False)
         if not wait:
             return 0
         return await follow(cli.console if not as_json else None, client, task, as_json, cli)

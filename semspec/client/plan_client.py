@@ -12,14 +12,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_client import task_status
 from semspec.core.errors import InputError, NotFoundError, SemspecError
-from semspec.workflow.plan.messages import (
-    QUERY_STATUS,
-    RUNNING,
-    PlanInput,
-    PlanResult,
-    PlanStatus,
-    plan_workflow_id,
-)
+from semspec.vocabulary.workflow_names import QUERY_STATUS, plan_workflow_id
+from semspec.workflow.plan.messages import RUNNING, PlanInput, PlanResult, PlanStatus
 from semspec.workflow.plan.workflows import PlanWorkflow
 
 QUERY_TIMEOUT_S = 10.0

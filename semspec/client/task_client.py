@@ -18,16 +18,19 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_states import TEMPORAL_SPELLING, check_state
 from semspec.core.errors import InputError, NotFoundError, SemspecError
-from semspec.workflow.task.messages import (
+from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
+    TASK_WORKFLOW,
     UPDATE_RESOLVE,
-    WORKFLOW_NAME,
+    task_id_of,
+    task_workflow_id,
+)
+from semspec.workflow.task.messages import (
     Resolution,
     ResolutionAck,
     TaskInput,
     TaskResult,
     TaskStatus,
-    workflow_id_for,
 )
 
 QUERY_TIMEOUT_S = 10.0
@@ -60,9 +63,9 @@ async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHan
     try:
         # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
         return await client.start_workflow(
-            WORKFLOW_NAME,
+            TASK_WORKFLOW,
             inp,
-            id=workflow_id_for(task_id),
+            id=task_workflow_id(task_id),
             task_queue=task_queue,
             result_type=TaskResult,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -78,7 +81,7 @@ async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHan
 
 
 def _handle(client: Client, task_id: str) -> WorkflowHandle[Any, Any]:
-    return client.get_workflow_handle(workflow_id_for(task_id))
+    return client.get_workflow_handle(task_workflow_id(task_id))
 
 
 def state_name(status: WorkflowExecutionStatus | None) -> str:
@@ -118,7 +121,7 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
     state = await describe_state(client, task_id)
     handle = _handle(client, task_id)
     if state == "completed":
-        typed = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
+        typed = client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
         result: TaskResult = await typed.result()
         return result.status
     if state == "running":
@@ -190,15 +193,15 @@ async def list_tasks(
     wanted = check_state(state)
     rows: list[TaskSummary] = []
     seen: set[str] = set()
-    query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
     if wanted in ("running", "escalated"):
         # Only open workflows can be either: closed ones need not be asked (a replay each).
-        query = "WorkflowType = 'TaskWorkflow' AND ExecutionStatus = 'Running'"
+        query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus = 'Running'"
     async for wf in client.list_workflows(query, limit=limit):
         if wf.id in seen:
             continue
         seen.add(wf.id)
-        task_id = wf.id.removeprefix("task-")
+        task_id = task_id_of(wf.id)
         wf_state = state_name(wf.status)
         status: TaskStatus | None = None
         try:
@@ -279,6 +282,6 @@ async def resolve(
 
 async def wait_result(client: Client, task_id: str) -> TaskResult:
     """Block until the task's workflow closes."""
-    typed = client.get_workflow_handle(workflow_id_for(task_id), result_type=TaskResult)
+    typed = client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
     result: TaskResult = await typed.result()
     return result

@@ -19,6 +19,7 @@ from semspec.demo.sample import SampleRepo
 from semspec.demo.story import MUL_GUIDANCE, DemoTask
 from semspec.demo.summary import EscalationRecord, TaskRecord
 from semspec.services.connect import Endpoints
+from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.messages import LogEntry, Resolution, TaskInput, TaskStatus
 
 RESOLVED_BY = "human (semspec demo --yes)"
@@ -109,7 +110,7 @@ class TaskRunner:
         if self.endpoints.ui_url:
             record.workflow_url = (
                 f"{self.endpoints.ui_url}/namespaces/{self.endpoints.namespace}"
-                f"/workflows/task-{task_id}"
+                f"/workflows/{task_workflow_id(task_id)}"
             )
             self.say(f"  {record.workflow_url}")
 

@@ -15,7 +15,8 @@ server and an in-process worker and runs two tasks:
 
 ``python tests/histories/record.py signals`` records only the second (likewise ``all-branches``).
 
-Re-record after every intended change to ``workflow/task/workflows.py``: the replay test then
+Re-record after every intended change to the task workflow (``workflow/task/workflows.py`` and
+the modules it runs: bounds, steps, escalations, carry, risk signals): the replay test then
 proves that the *next* change replays this history deterministically (or that it is guarded by
 ``workflow.patched``). An unintended replay failure means the change would break running tasks.
 """
@@ -29,12 +30,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from semspec.vocabulary.workflow_names import task_workflow_id
+
 HERE = Path(__file__).resolve().parent
 HISTORY_FILE = HERE / "task_workflow_all_branches.json"
-WORKFLOW_ID = "task-replay-all-branches"
+TASK_ID = "replay-all-branches"
+WORKFLOW_ID = task_workflow_id(TASK_ID)
 SIGNALS_FILE = HERE / "task_workflow_signals.json"
 SIGNALS_RESUMED_FILE = HERE / "task_workflow_signals_resumed.json"
-SIGNALS_WORKFLOW_ID = "task-replay-signals"
+SIGNALS_TASK_ID = "replay-signals"
+SIGNALS_WORKFLOW_ID = task_workflow_id(SIGNALS_TASK_ID)
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -68,7 +73,8 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     from temporalio.testing import WorkflowEnvironment
 
     from semspec.services.specs import binary
-    from semspec.workflow.task.messages import UPDATE_RESOLVE, Resolution, TaskResult
+    from semspec.vocabulary.workflow_names import UPDATE_RESOLVE
+    from semspec.workflow.task.messages import Resolution, TaskResult
     from semspec.workflow.worker import build_worker
     from tests.support.repos import make_repo
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
@@ -78,7 +84,7 @@ async def record(out: Path = HISTORY_FILE) -> Path:
         repo = root / "repo"
         make_repo(repo, {"README.md": "# sample\n", "calc.py": BROKEN})
         script = write_script(root / "script.yaml", ITERATIONS)
-        inp = task_input(repo, script, WORKFLOW_ID.removeprefix("task-"), max_retries=1)
+        inp = task_input(repo, script, TASK_ID, max_retries=1)
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=binary("temporal"),
             dev_server_extra_args=["--log-level", "error"],
@@ -107,7 +113,8 @@ async def record_signals(
 
     from semspec.services.specs import binary
     from semspec.vocabulary.events import RiskSignalInput
-    from semspec.workflow.task.messages import UPDATE_RESOLVE, Resolution, TaskResult
+    from semspec.vocabulary.workflow_names import SIGNAL_HALT, SIGNAL_PAUSE, UPDATE_RESOLVE
+    from semspec.workflow.task.messages import Resolution, TaskResult
     from semspec.workflow.worker import build_worker
     from tests.support.repos import make_repo
     from tests.support.slow_gate import gate_pid, slow_gate
@@ -120,8 +127,7 @@ async def record_signals(
         approve = {"developer": {"write": {"calc.py": GOOD}}, "reviewer": {"verdict": "approve"}}
         script = write_script(root / "script.yaml", [approve])
         gates = root / "gate"
-        task_id = SIGNALS_WORKFLOW_ID.removeprefix("task-")
-        inp = task_input(repo, script, task_id, gates=[slow_gate(gates, slow_runs=2)])
+        inp = task_input(repo, script, SIGNALS_TASK_ID, gates=[slow_gate(gates, slow_runs=2)])
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=binary("temporal"),
             dev_server_extra_args=["--log-level", "error"],
@@ -132,11 +138,13 @@ async def record_signals(
                 handle = await start(env.client, inp, queue)
                 await gate_pid(gates, 0)
                 halt = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py")
-                await handle.signal("halt", halt)
+                await handle.signal(SIGNAL_HALT, halt)
                 await wait_for_phase(handle, "escalated")
                 await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "go on"))
                 await gate_pid(gates, 1)
-                await handle.signal("pause", RiskSignalInput("context_pressure", "pause", "p1"))
+                await handle.signal(
+                    SIGNAL_PAUSE, RiskSignalInput("context_pressure", "pause", "p1")
+                )
                 result: TaskResult = await asyncio.wait_for(handle.result(), 120)
                 if result.outcome != "approved" or len(result.status.checkpoints) != 1:
                     raise SystemExit(f"the recorded task ended {result.outcome}: {result.reason}")

@@ -10,9 +10,9 @@ from typing import Any
 import yaml
 from temporalio.client import Client, WorkflowHandle
 
+from semspec.vocabulary.workflow_names import QUERY_STATUS, task_workflow_id
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.task.messages import (
-    QUERY_STATUS,
     LoopLimits,
     RoleSpec,
     TaskInput,
@@ -82,5 +82,5 @@ async def start(client: Client, inp: TaskInput, task_queue: str) -> WorkflowHand
     from semspec.workflow.task.workflows import TaskWorkflow
 
     return await client.start_workflow(
-        TaskWorkflow.run, inp, id=f"task-{inp.spec.task_id}", task_queue=task_queue
+        TaskWorkflow.run, inp, id=task_workflow_id(inp.spec.task_id), task_queue=task_queue
     )

@@ -1,7 +1,8 @@
-"""Inputs, results and names of the plan workflow, shared by the workflow, the CLI and tests.
+"""Inputs, results and task states of the plan workflow, shared by the workflow, CLI and tests.
 
 One dataclass in and one out per workflow and query, so fields can be added later without
-breaking recorded histories. Names here are an API: never rename them after release.
+breaking recorded histories. The workflow and query names and the plan's workflow id are in
+``semspec.vocabulary.workflow_names``.
 """
 
 from __future__ import annotations
@@ -9,9 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from semspec.workflow.task.messages import TaskInput
-
-WORKFLOW_NAME = "PlanWorkflow"
-QUERY_STATUS = "status"
 
 WAITING = "waiting"
 RUNNING = "running"
@@ -21,11 +19,6 @@ FAILED = "failed"
 CANCELLED = "cancelled"
 FINAL_STATES: tuple[str, ...] = (APPROVED, "aborted", FAILED, CANCELLED, SKIPPED)
 """States a plan task never leaves; ``aborted`` is a human's answer to an escalation."""
-
-
-def plan_workflow_id(plan_id: str) -> str:
-    """Temporal workflow id of a plan."""
-    return f"plan-{plan_id}"
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,15 @@ from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from semspec.vocabulary.workflow_names import PLAN_WORKFLOW, QUERY_STATUS, task_workflow_id
     from semspec.workflow.plan.messages import (
         APPROVED,
         CANCELLED,
         FAILED,
         FINAL_STATES,
-        QUERY_STATUS,
         RUNNING,
         SKIPPED,
         WAITING,
-        WORKFLOW_NAME,
         PlanInput,
         PlanLogEntry,
         PlanResult,
@@ -41,11 +40,11 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
-    from semspec.workflow.task.messages import TaskResult, workflow_id_for
+    from semspec.workflow.task.messages import TaskResult
     from semspec.workflow.task.workflows import TaskWorkflow
 
 
-@workflow.defn(name=WORKFLOW_NAME)
+@workflow.defn(name=PLAN_WORKFLOW)
 class PlanWorkflow:
     """One plan; see the module docstring."""
 
@@ -113,7 +112,7 @@ class PlanWorkflow:
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run,
                 replace(task.input, spec=spec),
-                id=workflow_id_for(row.task_id),
+                id=task_workflow_id(row.task_id),
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )
             row.state = result.outcome if result.outcome in FINAL_STATES else FAILED
@@ -121,7 +120,7 @@ class PlanWorkflow:
             row.branch, row.iterations = result.branch, result.iterations
         except WorkflowAlreadyStartedError:
             row.state = FAILED
-            row.reason = f"workflow {workflow_id_for(row.task_id)} already exists; rename the task"
+            row.reason = f"workflow {task_workflow_id(row.task_id)} already exists; rename the task"
         except ChildWorkflowError as err:
             cancelled = isinstance(err.cause, TemporalCancelledError)
             row.state = CANCELLED if cancelled else FAILED

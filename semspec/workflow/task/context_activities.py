@@ -22,6 +22,7 @@ from semspec.graph.store import GraphStore
 from semspec.model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
 from semspec.model.registry import ModelRegistry, load_registry
 from semspec.vocabulary import code as C
+from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.assignment import explain_assignment
 from semspec.workflow.context.budget import compute_budget
 from semspec.workflow.context.checkpoint import delete_checkpoints, save_checkpoint
@@ -266,7 +267,7 @@ def _finalize(inp: FinalizeInput) -> FinalizeStep:
             decision = record_decision(
                 store,
                 spec.task_id,
-                spec.plan_id or f"task-{spec.task_id}",
+                spec.plan_id or task_workflow_id(spec.task_id),
                 spec.title,
                 text,
                 inp.files or spec.task_files,

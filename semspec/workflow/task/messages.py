@@ -1,7 +1,8 @@
-"""Inputs, results and names of the task loop, shared by the workflow, activities and CLI.
+"""Inputs and results of the task loop, shared by the workflow, activities and CLI.
 
 Every workflow, activity, signal, update and query takes one dataclass and returns one, so
-fields can be added later without breaking recorded histories. Names here are an API.
+fields can be added later without breaking recorded histories. The workflow, signal, update and
+query names and the workflow ids are in ``semspec.vocabulary.workflow_names``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,6 @@ from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.review import Verdict
 from semspec.workflow.context.monitor import ContextSnapshot
 from semspec.workflow.gates.types import GateResult, GateSpec
-
-WORKFLOW_NAME = "TaskWorkflow"
-QUERY_STATUS = "status"
-UPDATE_RESOLVE = "resolve_escalation"
-SIGNAL_PAUSE = "pause"
-SIGNAL_HALT = "halt"
-SIGNAL_FLAG = "flag"
 
 ResolutionAction = Literal["retry", "approve", "abort", "extend_budget"]
 RESOLUTION_ACTIONS: tuple[ResolutionAction, ...] = get_args(ResolutionAction)
@@ -42,11 +36,6 @@ Phase = Literal[
 """Where a task is (``TaskStatus.phase``); ``paused`` only in statuses of older runs."""
 EscalationSource = Literal["loop", "pause", "halt"]
 """Who asked a human: the task's own bounds, or the risk signal that stopped it."""
-
-
-def workflow_id_for(task_id: str) -> str:
-    """Temporal workflow id of a task."""
-    return f"task-{task_id}"
 
 
 @dataclass(frozen=True)
