@@ -149,6 +149,9 @@ async def test_exhausted_retries_escalate_and_a_human_retry_with_guidance_gets_a
     assert status.retries == 2
     with pytest.raises(WorkflowUpdateFailedError):
         await handle.execute_update(UPDATE_RESOLVE, Resolution("retry"))  # no guidance
+    with pytest.raises(WorkflowUpdateFailedError):
+        # An action the loop does not know is refused when the answer is decoded.
+        await handle.execute_update(UPDATE_RESOLVE, {"action": "merge"})
     await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "fix add"))
     result: TaskResult = await handle.result()
     assert result.outcome == "approved"

@@ -3,9 +3,9 @@
 A checkpoint is taken at red or critical context pressure, or on a ``pause``: the worktree is
 saved to ``semspec/checkpoint/<task>/<n>`` (a snapshot of the changed paths, see
 ``semspec.workflow.git.snapshot``) and the loop continues as new from a fresh context. The
-branches are deleted when the task ends unless it keeps them. The workflow side (when to
-checkpoint, what the continuation carries) is in ``semspec.workflow.task.workflows``; this module
-does the git side.
+branches are deleted when the task ends unless it keeps them. The workflow side is in
+``semspec.workflow.task``: when to checkpoint in ``workflows`` (its bound in ``bounds``), what the
+continuation carries in ``carry``; this module does the git side.
 """
 
 from __future__ import annotations

@@ -1,24 +1,48 @@
-"""The loop's long steps (developer, gates, reviewer): activities a halt or pause may stop.
+"""The loop's steps: developer, gates, reviewer (with its one enrichment) and the commit.
 
-``StepRunner.run`` starts a step's activity and waits for whichever comes first: the result, or
-the risk monitor's request to stop. On a stop it cancels the activity and waits until the
-activity has stopped (the gate's process group is gone, the agent's LLM call abandoned) before
-the workflow asks a human or takes a checkpoint.
+Each step runs its activity and records the result: the status, the log, the tokens the loop's
+context grew by. The long steps (developer, gates, reviewer) may be stopped by the risk monitor:
+``StepRunner`` starts the activity and waits for whichever comes first, the result or a halt or
+pause; on a stop it cancels the activity, waits until it has stopped (the gate's process group
+is gone, the agent's LLM call abandoned) and raises ``StepStopped`` for the workflow to act on.
+Decisions about bounds are not made here: they are ``TaskWorkflow``'s (``bounds``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 from temporalio.workflow import ActivityCancellationType, ActivityHandle
 
+from semspec.core.reasons import FallbackReason
+from semspec.workflow.context.monitor import should_checkpoint
+from semspec.workflow.fingerprint import evidence_fingerprint
+from semspec.workflow.task import bounds
+from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.bounds import Escalate
 from semspec.workflow.task.calls import ActivityCalls
+from semspec.workflow.task.carry import LoopState
+from semspec.workflow.task.messages import (
+    CommitInput,
+    DeveloperInput,
+    DeveloperStep,
+    EnrichInput,
+    EventContext,
+    GatesInput,
+    GatesStep,
+    ReviewInput,
+    ReviewStep,
+    TaskInput,
+    TaskStatus,
+    Workspace,
+)
+from semspec.workflow.task.risk_signals import RiskSignals
 
 # Runs started before steps could be interrupted replay without it (signals wait for the next
 # safe point there, and a cancelled workflow does not wait for its activity to stop).
@@ -30,27 +54,35 @@ StepMethod = Callable[[Any, P], Awaitable[T]]
 """A ``TaskActivities`` method that runs one step."""
 
 
-@dataclass(frozen=True)
-class Stopped:
-    """The step did not finish: a halt or pause stopped it, before or after it ``started``."""
+class Log(Protocol):
+    """The workflow's log: one line of ``semspec task logs``."""
 
-    started: bool
+    def __call__(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None: ...
+
+
+class StepStopped(Exception):
+    """A halt or pause stopped ``step``, before or after it ``started``."""
+
+    def __init__(self, step: str, started: bool) -> None:
+        super().__init__(step)
+        self.step = step
+        self.started = started
 
 
 class StepRunner:
-    """Runs steps for one workflow run; call only from the workflow."""
+    """Runs the long steps of one workflow run; call only from the workflow."""
 
-    def __init__(self, calls: ActivityCalls, stop_requested: Callable[[], bool]) -> None:
-        self._calls = calls
+    def __init__(self, activities: ActivityCalls, stop_requested: Callable[[], bool]) -> None:
+        self._activities = activities
         self._stop_requested = stop_requested
         self._interruptible: bool | None = None
 
-    async def run(self, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T | Stopped:
-        """The step's result, or ``Stopped`` when a halt or pause (already pending, or arriving
+    async def run(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
+        """The step's result; ``StepStopped`` when a halt or pause (already pending, or arriving
         while it runs) stopped it."""
 
         def start(cancellation: ActivityCancellationType) -> ActivityHandle[T]:
-            return self._calls.start(
+            return self._activities.start(
                 method, arg, timeout, heartbeat=True, cancellation=cancellation
             )
 
@@ -59,7 +91,7 @@ class StepRunner:
         if not self._interruptible:
             return await start(ActivityCancellationType.TRY_CANCEL)
         if self._stop_requested():
-            return Stopped(started=False)
+            raise StepStopped(name, started=False)
         handle = start(ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
         try:
             await workflow.wait_condition(lambda: handle.done() or self._stop_requested())
@@ -74,4 +106,172 @@ class StepRunner:
         try:
             return await handle  # it finished before the cancellation reached it
         except ActivityError:
-            return Stopped(started=True)  # cancelled (or failed on the way out)
+            raise StepStopped(name, started=True) from None  # cancelled (or failed on the way)
+
+
+class Steps:
+    """The task's steps over the workflow's state; call only from the workflow."""
+
+    def __init__(
+        self,
+        inp: TaskInput,
+        activities: ActivityCalls,
+        status: TaskStatus,
+        state: LoopState,
+        signals: RiskSignals,
+        log: Log,
+        events: Callable[[], EventContext],
+    ) -> None:
+        self._inp = inp
+        self._activities = activities
+        self._status = status
+        self._state = state
+        self._signals = signals
+        self._log = log
+        self._events = events
+        self._runner = StepRunner(activities, lambda: signals.stop_requested() is not None)
+
+    async def develop(self, ws: Workspace) -> DeveloperStep:
+        """The developer's attempt, with the feedback and guidance it has not seen yet."""
+        status, state, limits = self._status, self._state, self._inp.limits
+        status.phase = "developer"
+        request = DeveloperInput(
+            self._inp.spec,
+            ws,
+            self._events(),
+            list(state.feedback),
+            state.guidance,
+            retries=status.retries,
+            carried=list(state.decisions),
+        )
+        timeout = timedelta(seconds=limits.developer_timeout_s)
+        dev = await self._runner.run("developer", TaskActivities.develop, request, timeout)
+        state.guidance = None  # used: a later retry answer brings its own
+        status.events_dropped += dev.events_dropped
+        state.last_files = list(dev.files_touched)
+        self._spend(dev.tokens_used)
+        touched = ", ".join(dev.files_touched) or "no files"
+        self._log(
+            "developer",
+            f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
+            {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
+        )
+        # The loop's own note on scope creep; see ``RiskSignals.note_scope`` for why.
+        if (noted := self._signals.note_scope(dev.out_of_scope)) is not None:
+            note, files = noted
+            self._log("flag", note, {"files": files})
+        return dev
+
+    async def gates(self, ws: Workspace) -> GatesStep:
+        """Every configured gate, in the worktree."""
+        status, inp = self._status, self._inp
+        status.phase = "gates"
+        request = GatesInput(
+            ws,
+            list(inp.gates),
+            self._events(),
+            inp.limits.max_output_bytes,
+            f"{inp.run_dir}/logs/{inp.spec.task_id}",
+            status.context,
+        )
+        timeout = timedelta(seconds=bounds.gates_timeout_s(g.timeout_s for g in inp.gates))
+        gates = await self._runner.run("gates", TaskActivities.run_gates, request, timeout)
+        status.last_gates = list(gates.results)
+        status.events_dropped += gates.events_dropped
+        for r in gates.results:
+            verdict = "pass" if r.passed else ("FAIL" if r.required else "warn")
+            self._log(
+                "gate",
+                f"{r.name}: {verdict} in {r.duration_ms:.0f} ms",
+                {"name": r.name, "passed": r.passed, "required": r.required},
+            )
+        return gates
+
+    async def review(
+        self, ws: Workspace, gates: GatesStep, dev: DeveloperStep
+    ) -> ReviewStep | Escalate:
+        """The reviewer's verdict; a reviewer that needs more information gets one bounded
+        enrichment and a second call, and a question for a human when that does not help."""
+        review = await self._call_reviewer(ws, gates.summary, "")
+        if review.verdict != "need_more_info":
+            return review
+        if review.reason in bounds.FALLBACK_REASONS:
+            # The agent already ran its own bounded enrichment and has a question for a human.
+            return Escalate(
+                FallbackReason(review.reason), review.summary or "reviewer needs more information"
+            )
+        # One bounded enrichment, and a second call only when the evidence actually changed.
+        before = evidence_fingerprint(dev.diff_hash, [], [asdict(f) for f in review.findings])
+        enrichment = await self._activities.start(
+            TaskActivities.enrich,
+            EnrichInput(
+                self._inp.spec,
+                ws,
+                list(review.needed_evidence),
+                [r.log_path for r in gates.results if r.log_path],
+            ),
+        )
+        after = evidence_fingerprint(dev.diff_hash, [], [{"evidence": enrichment.fingerprint}])
+        self._log(
+            "enrichment",
+            f"gathered {', '.join(enrichment.kinds) or 'nothing'}",
+            {"before": before, "after": after},
+        )
+        if not enrichment.text:
+            return Escalate(
+                FallbackReason.NO_NEW_EVIDENCE,
+                f"reviewer needs {', '.join(review.needed_evidence) or 'more information'}: "
+                f"{review.summary}",
+            )
+        second = await self._call_reviewer(ws, gates.summary, enrichment.text)
+        if second.verdict == "need_more_info":
+            message = f"reviewer still needs more: {second.summary}"
+            return Escalate(FallbackReason.NO_NEW_EVIDENCE, message)
+        return second
+
+    async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
+        status = self._status
+        status.phase = "reviewer"
+        request = ReviewInput(
+            self._inp.spec, ws, self._events(), gate_summary, list(status.flags), evidence
+        )
+        timeout = timedelta(seconds=self._inp.limits.reviewer_timeout_s)
+        review = await self._runner.run("reviewer", TaskActivities.review, request, timeout)
+        status.last_verdict = review
+        self._state.last_review = review
+        status.events_dropped += review.events_dropped
+        self._spend(review.tokens_used)
+        # A reviewer that gave up reports request_changes with reason abstain: say abstain.
+        shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
+        self._log(
+            "review",
+            f"{shown} by {review.reviewer}: {review.summary}".strip(),
+            {"findings": [f.message for f in review.findings]},
+        )
+        return review
+
+    async def commit(self, ws: Workspace, reviewer: str, approved_by: str) -> None:
+        """Commit the worktree on the task's branch (once per task: keyed by the workflow id)."""
+        status = self._status
+        status.phase = "committing"
+        step = await self._activities.start(
+            TaskActivities.commit,
+            CommitInput(
+                self._inp.spec,
+                ws,
+                self._events(),
+                reviewer,
+                approved_by,
+                commit_key=workflow.info().workflow_id,
+            ),
+        )
+        status.commit_id = step.commit_id
+        self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
+
+    def _spend(self, tokens: int) -> None:
+        """Account an agent call's tokens to the loop's context and check the pressure level."""
+        status, state = self._status, self._state
+        snapshot = status.context = state.spend(status.iteration, tokens)
+        if should_checkpoint(snapshot) and state.checkpoint_due is None:
+            state.checkpoint_due = f"context {snapshot.pressure} at {snapshot.utilization:.0%}"
+            self._log("context", f"{snapshot.pressure} pressure: checkpoint before next step")

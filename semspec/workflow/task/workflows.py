@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, replace
-from datetime import timedelta
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    # Imported here (not only transitively) so the sandbox can resolve their type hints
-    # when it decodes activity results.
+    # Our modules by name, not ``from package import module``: that form loads the module a second
+    # time inside the sandbox, and its classes would differ from those the steps raise and return.
+    # Protocol and gate types are imported (not only transitively) so the sandbox can resolve
+    # their type hints when it decodes activity results.
     from semspec.agents import protocol as _agent_protocol  # noqa: F401
     from semspec.core.reasons import FallbackReason
     from semspec.vocabulary.events import RiskSignalInput
@@ -43,31 +44,41 @@ with workflow.unsafe.imports_passed_through():
         subtask_id,
         task_workflow_id,
     )
-    from semspec.workflow.context.monitor import ContextTracker, should_checkpoint
+    from semspec.workflow.context.monitor import ContextTracker
     from semspec.workflow.fingerprint import evidence_fingerprint
     from semspec.workflow.gates import types as _gate_types  # noqa: F401
-    from semspec.workflow.task import bounds, calls, context_activities
     from semspec.workflow.task.activities import TaskActivities
+    from semspec.workflow.task.bounds import (
+        Escalate,
+        after_failure,
+        after_review,
+        checkpoint_cap,
+        extended,
+        granted_retries,
+        iteration_cap,
+        subtask_base_tokens,
+    )
+    from semspec.workflow.task.calls import (
+        ActivityCalls,
+        fallback_reason,
+        is_input_error,
+        message_of,
+        was_cancelled,
+    )
     from semspec.workflow.task.carry import LoopState, carry_over, restore
+    from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
     from semspec.workflow.task.escalations import Escalations
     from semspec.workflow.task.messages import (
         BudgetInput,
         BudgetOutcome,
         CheckpointInput,
-        CommitInput,
-        DeveloperInput,
-        DeveloperStep,
-        EnrichInput,
         EscalationSource,
         EventContext,
         FinalizeInput,
-        GatesInput,
-        GatesStep,
         LogEntry,
         PublishInput,
         Resolution,
         ResolutionAck,
-        ReviewInput,
         ReviewStep,
         TaskInput,
         TaskResult,
@@ -76,10 +87,7 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceInput,
     )
     from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
-    from semspec.workflow.task.steps import StepMethod, StepRunner, Stopped
-
-P = TypeVar("P")
-T = TypeVar("T")
+    from semspec.workflow.task.steps import Steps, StepStopped
 
 
 class _Stop(Exception):
@@ -110,12 +118,9 @@ class TaskWorkflow:
         # finds the status, and the signals a checkpoint carried over, in place.
         spec = inp.spec
         self._inp = inp
-        self._activities = calls.ActivityCalls(inp.limits.activity_attempts)
+        self._activities = ActivityCalls(inp.limits.activity_attempts)
         self._signals = RiskSignals()
         self._state = state = LoopState.start(inp)
-        self._steps = StepRunner(
-            self._activities, lambda: self._signals.stop_requested() is not None
-        )
         self._ws: Workspace | None = None
         self._status = TaskStatus(
             task_id=spec.task_id,
@@ -133,6 +138,9 @@ class TaskWorkflow:
             },
         )
         self._escalations = Escalations(self._status)
+        self._steps = Steps(
+            inp, self._activities, self._status, state, self._signals, self._log, self._ctx
+        )
         if (cont := inp.continuation) is not None:
             restore(cont, self._status, self._signals, state)
             self._log("resumed", f"fresh context after checkpoint {cont.checkpoints}")
@@ -155,11 +163,11 @@ class TaskWorkflow:
             await self._record_cancel()
             raise
         except ActivityError as err:
-            if calls.was_cancelled(err):
+            if was_cancelled(err):
                 await self._record_cancel()
                 raise asyncio.CancelledError() from err
             # Only input errors get here (bad script, unknown branch): retrying cannot help.
-            outcome, reason = "failed", calls.message_of(err)
+            outcome, reason = "failed", message_of(err)
             self._log("finished", f"failed: {reason}")
         return await self._finish(outcome, reason)
 
@@ -196,7 +204,7 @@ class TaskWorkflow:
         status.phase = "finishing"
         review = self._state.last_review
         step = await self._activities.start(
-            context_activities.finalize,
+            finalize,
             FinalizeInput(
                 spec=self._inp.spec,
                 outcome=outcome,
@@ -230,9 +238,7 @@ class TaskWorkflow:
     async def _check_budget(self) -> BudgetOutcome:
         status = self._status
         status.phase = "budget"
-        budget = await self._activities.start(
-            context_activities.check_budget, BudgetInput(self._inp.spec)
-        )
+        budget = await self._activities.start(check_budget, BudgetInput(self._inp.spec))
         status.assignment = list(budget.assignment)
         self._state.tracker = ContextTracker(window=budget.window)
         self._state.base_tokens = budget.base_tokens
@@ -266,9 +272,7 @@ class TaskWorkflow:
                     check_budget=False,
                     continuation=None,
                     window=self._state.tracker.window,
-                    base_tokens=bounds.subtask_base_tokens(
-                        budget.base_tokens, budget.file_tokens, files
-                    ),
+                    base_tokens=subtask_base_tokens(budget.base_tokens, budget.file_tokens, files),
                 ),
                 id=task_workflow_id(child.task_id),
             )
@@ -286,11 +290,11 @@ class TaskWorkflow:
                 try:
                     await self._iteration(ws)
                 except ActivityError as err:
-                    if calls.was_cancelled(err):
+                    if was_cancelled(err):
                         raise asyncio.CancelledError() from err  # the task was cancelled
-                    if calls.is_input_error(err):
+                    if is_input_error(err):
                         raise
-                    await self._escalate(calls.fallback_reason(err), calls.message_of(err))
+                    await self._escalate(fallback_reason(err), message_of(err))
             except _Stop as stop:
                 return stop.outcome, stop.reason
             except _Resolved as answer:
@@ -298,32 +302,39 @@ class TaskWorkflow:
                 if res.action == "abort":
                     return "aborted", answer.reason
                 if res.action == "approve":
-                    await self._commit(ws, "human", res.resolved_by)
+                    await self._steps.commit(ws, "human", res.resolved_by)
                     return "approved", None
                 state = self._state
                 if res.action == "retry":
                     state.guidance = res.guidance
                 if res.action == "extend_budget":
-                    state.max_retries, state.max_iterations = bounds.extended(
+                    state.max_retries, state.max_iterations = extended(
                         state.max_retries, state.max_iterations, self._granted_retries(res)
                     )
                     self._status.max_retries = state.max_retries
 
     async def _iteration(self, ws: Workspace) -> None:
-        """One developer → gates → reviewer pass; leaves the feedback for the next one."""
+        """One pass of the loop; a step the risk monitor stopped is acted on at once."""
+        try:
+            await self._pass(ws)
+        except StepStopped as stop:
+            await self._interrupted(stop.step, stop.started)
+
+    async def _pass(self, ws: Workspace) -> None:
+        """Developer → gates → reviewer; leaves the feedback for the next pass."""
         status = self._status
         await self._safe_point()
-        cap = bounds.iteration_cap(status.iteration, self._state.max_iterations)
+        cap = iteration_cap(status.iteration, self._state.max_iterations)
         if cap is not None:
             await self._escalate(cap.reason, cap.message)
         status.iteration += 1
-        dev = await self._develop(ws)
+        dev = await self._steps.develop(ws)
         if dev.outcome != "submitted":
             await self._escalate(
                 dev.reason or FallbackReason.BUDGET_EXHAUSTED,
                 f"developer stopped: {dev.outcome} {dev.summary}".strip(),
             )
-        gates = await self._gates(ws)
+        gates = await self._steps.gates(ws)
         if not gates.passed:
             failures = [
                 {"name": r.name, "exit_code": r.exit_code, "timed_out": r.timed_out}
@@ -337,12 +348,14 @@ class TaskWorkflow:
                 evidence_fingerprint(dev.diff_hash, failures, []), "required gate failed"
             )
             return
-        review = await self._review(ws, gates, dev)
+        review = await self._steps.review(ws, gates, dev)
+        if isinstance(review, Escalate):
+            await self._escalate(review.reason, review.message)
         if review.verdict == "approve":
             await self._safe_point(before_commit=True)
-            await self._commit(ws, review.reviewer, "reviewer")
+            await self._steps.commit(ws, review.reviewer, "reviewer")
             raise _Stop("approved")
-        escalate = bounds.after_review(review.verdict, review.reason, review.summary)
+        escalate = after_review(review.verdict, review.reason, review.summary)
         if escalate is not None:
             await self._escalate(escalate.reason, escalate.message)
         findings = [asdict(f) for f in review.findings]
@@ -353,7 +366,7 @@ class TaskWorkflow:
 
     async def _retry_or_escalate(self, fingerprint: str, why: str) -> None:
         status, bound = self._status, self._state.max_retries
-        retries, escalate = bounds.after_failure(
+        retries, escalate = after_failure(
             fingerprint, status.fingerprints, status.retries, bound, why
         )
         status.fingerprints.append(fingerprint)
@@ -361,154 +374,6 @@ class TaskWorkflow:
         if escalate is not None:
             await self._escalate(escalate.reason, escalate.message, fingerprint)
         self._log("retry", f"{why}; retry {retries}/{bound}")
-
-    # ----- steps ------------------------------------------------------------------------------
-
-    async def _develop(self, ws: Workspace) -> DeveloperStep:
-        status, state = self._status, self._state
-        status.phase = "developer"
-        request = DeveloperInput(
-            self._inp.spec,
-            ws,
-            self._ctx(),
-            list(state.feedback),
-            state.guidance,
-            retries=status.retries,
-            carried=list(state.decisions),
-        )
-        dev = await self._step(
-            "developer",
-            TaskActivities.develop,
-            request,
-            timedelta(seconds=self._inp.limits.developer_timeout_s),
-        )
-        state.guidance = None  # used: a later retry answer brings its own
-        status.events_dropped += dev.events_dropped
-        state.last_files = list(dev.files_touched)
-        self._spend(dev.tokens_used)
-        touched = ", ".join(dev.files_touched) or "no files"
-        self._log(
-            "developer",
-            f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
-            {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
-        )
-        # The loop's own note on scope creep; see ``RiskSignals.note_scope`` for why.
-        if (noted := self._signals.note_scope(dev.out_of_scope)) is not None:
-            note, files = noted
-            self._log("flag", note, {"files": files})
-        return dev
-
-    async def _gates(self, ws: Workspace) -> GatesStep:
-        status = self._status
-        status.phase = "gates"
-        request = GatesInput(
-            ws,
-            list(self._inp.gates),
-            self._ctx(),
-            self._inp.limits.max_output_bytes,
-            f"{self._inp.run_dir}/logs/{self._inp.spec.task_id}",
-            status.context,
-        )
-        total = bounds.gates_timeout_s(g.timeout_s for g in self._inp.gates)
-        gates = await self._step(
-            "gates", TaskActivities.run_gates, request, timedelta(seconds=total)
-        )
-        status.last_gates = list(gates.results)
-        status.events_dropped += gates.events_dropped
-        for r in gates.results:
-            verdict = "pass" if r.passed else ("FAIL" if r.required else "warn")
-            self._log(
-                "gate",
-                f"{r.name}: {verdict} in {r.duration_ms:.0f} ms",
-                {"name": r.name, "passed": r.passed, "required": r.required},
-            )
-        return gates
-
-    async def _review(self, ws: Workspace, gates: GatesStep, dev: DeveloperStep) -> ReviewStep:
-        review = await self._call_reviewer(ws, gates.summary, "")
-        if review.verdict != "need_more_info":
-            return review
-        if review.reason in bounds.FALLBACK_REASONS:
-            # The agent already ran its own bounded enrichment and has a question for a human.
-            await self._escalate(review.reason, review.summary or "reviewer needs more information")
-        # One bounded enrichment, and a second call only when the evidence actually changed.
-        before = evidence_fingerprint(dev.diff_hash, [], [asdict(f) for f in review.findings])
-        enrichment = await self._activities.start(
-            TaskActivities.enrich,
-            EnrichInput(
-                self._inp.spec,
-                ws,
-                list(review.needed_evidence),
-                [r.log_path for r in gates.results if r.log_path],
-            ),
-        )
-        after = evidence_fingerprint(dev.diff_hash, [], [{"evidence": enrichment.fingerprint}])
-        self._log(
-            "enrichment",
-            f"gathered {', '.join(enrichment.kinds) or 'nothing'}",
-            {"before": before, "after": after},
-        )
-        if not enrichment.text:
-            await self._escalate(
-                FallbackReason.NO_NEW_EVIDENCE,
-                f"reviewer needs {', '.join(review.needed_evidence) or 'more information'}: "
-                f"{review.summary}",
-            )
-        second = await self._call_reviewer(ws, gates.summary, enrichment.text)
-        if second.verdict == "need_more_info":
-            await self._escalate(
-                FallbackReason.NO_NEW_EVIDENCE, f"reviewer still needs more: {second.summary}"
-            )
-        return second
-
-    async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
-        status = self._status
-        status.phase = "reviewer"
-        request = ReviewInput(
-            self._inp.spec, ws, self._ctx(), gate_summary, list(status.flags), evidence
-        )
-        review = await self._step(
-            "reviewer",
-            TaskActivities.review,
-            request,
-            timedelta(seconds=self._inp.limits.reviewer_timeout_s),
-        )
-        status.last_verdict = review
-        self._state.last_review = review
-        status.events_dropped += review.events_dropped
-        self._spend(review.tokens_used)
-        # A reviewer that gave up reports request_changes with reason abstain: say abstain.
-        shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
-        self._log(
-            "review",
-            f"{shown} by {review.reviewer}: {review.summary}".strip(),
-            {"findings": [f.message for f in review.findings]},
-        )
-        return review
-
-    async def _commit(self, ws: Workspace, reviewer: str, approved_by: str) -> None:
-        status = self._status
-        status.phase = "committing"
-        step = await self._activities.start(
-            TaskActivities.commit,
-            CommitInput(
-                self._inp.spec,
-                ws,
-                self._ctx(),
-                reviewer,
-                approved_by,
-                commit_key=workflow.info().workflow_id,
-            ),
-        )
-        status.commit_id = step.commit_id
-        self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
-
-    async def _step(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
-        """Run one step's activity; a halt or pause that stops it is acted on at once."""
-        result = await self._steps.run(method, arg, timeout)
-        if isinstance(result, Stopped):
-            await self._interrupted(name, result.started)
-        return result
 
     async def _interrupted(self, name: str, started: bool) -> NoReturn:
         """Log the stopped step, then escalate (halt) or checkpoint (pause); never returns."""
@@ -518,14 +383,6 @@ class TaskWorkflow:
         self._state.step_cancelled = self._state.step_cancelled or started
         await self._safe_point(cancelled=name if started else "")
         raise AssertionError("a halt or pause always leaves the step")  # pragma: no cover
-
-    def _spend(self, tokens: int) -> None:
-        """Account tokens to the loop's context and check the pressure level."""
-        status, state = self._status, self._state
-        snapshot = status.context = state.spend(status.iteration, tokens)
-        if should_checkpoint(snapshot) and state.checkpoint_due is None:
-            state.checkpoint_due = f"context {snapshot.pressure} at {snapshot.utilization:.0%}"
-            self._log("context", f"{snapshot.pressure} pressure: checkpoint before next step")
 
     # ----- safe points, checkpoints and escalations -------------------------------------------
 
@@ -549,14 +406,14 @@ class TaskWorkflow:
         """Commit to a checkpoint branch and continue as a new run with a fresh context."""
         status, state = self._status, self._state
         number = len(status.checkpoints) + 1
-        if (cap := bounds.checkpoint_cap(number, why)) is not None:
+        if (cap := checkpoint_cap(number, why)) is not None:
             source: EscalationSource = "pause" if self._signals.pause is not None else "loop"
             state.checkpoint_due = None
             await self._escalate(cap.reason, cap.message, None, source)
         assert self._ws is not None
         status.phase = "checkpoint"
         step = await self._activities.start(
-            context_activities.checkpoint,
+            checkpoint,
             CheckpointInput(
                 self._inp.spec,
                 self._ws,
@@ -622,7 +479,7 @@ class TaskWorkflow:
         raise _Resolved(resolution, str(reason))
 
     def _granted_retries(self, resolution: Resolution) -> int:
-        return bounds.granted_retries(
+        return granted_retries(
             resolution.action, resolution.extra_retries, self._inp.limits.max_retries
         )
 
