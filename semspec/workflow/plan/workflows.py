@@ -15,12 +15,8 @@ import asyncio
 from dataclasses import replace
 
 from temporalio import workflow
-from temporalio.exceptions import (
-    ApplicationError,
-    ChildWorkflowError,
-    WorkflowAlreadyStartedError,
-)
 from temporalio.exceptions import CancelledError as TemporalCancelledError
+from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -48,20 +44,21 @@ with workflow.unsafe.imports_passed_through():
 class PlanWorkflow:
     """One plan; see the module docstring."""
 
-    def __init__(self) -> None:
-        self._status: PlanStatus | None = None
-        self._rows: dict[str, PlanTaskStatus] = {}
-        self._changed = False
-
-    @workflow.run
-    async def run(self, inp: PlanInput) -> PlanResult:
+    @workflow.init
+    def __init__(self, inp: PlanInput) -> None:
+        # From the input, so the status query answers from the start.
         self._rows = {
             t.input.spec.task_id: PlanTaskStatus(
                 t.input.spec.task_id, t.input.spec.title, list(t.depends_on)
             )
             for t in inp.tasks
         }
-        status = self._status = PlanStatus(inp.plan_id, inp.title, tasks=list(self._rows.values()))
+        self._status = PlanStatus(inp.plan_id, inp.title, tasks=list(self._rows.values()))
+        self._changed = False
+
+    @workflow.run
+    async def run(self, inp: PlanInput) -> PlanResult:
+        status = self._status
         children: list[asyncio.Task[None]] = []
         try:
             while True:
@@ -131,10 +128,7 @@ class PlanWorkflow:
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> PlanStatus:
         """Every task's state, reason and commit, and the order tasks started and ended."""
-        if self._status is None:
-            raise ApplicationError("plan is starting")
         return self._status
 
     def _log(self, kind: str, row: PlanTaskStatus, message: str = "") -> None:
-        assert self._status is not None
         self._status.log.append(PlanLogEntry(kind, row.task_id, row.state, message))
