@@ -30,6 +30,11 @@ from semspec.cli import (
 from semspec.cli.context import CliContext, find_repo
 from semspec.core.errors import InputError, SemspecError
 
+LOG_ON_FIRST_USE = ("task", "escalations")
+"""Command groups whose logging is set up when their first logger is taken (structlog's import
+costs ~30 ms): listing tasks or escalations logs nothing, so it never imports structlog. Their
+code takes loggers only through ``semspec.core.logging.get_logger``, which applies the setup."""
+
 # Building this app imports only typer, rich and the command modules: each command imports what
 # it needs (Temporal, NATS, the graph, the LLM clients) when it runs, so `--help` and the quick
 # commands answer at once. tests/test_cli_imports.py keeps it so.
@@ -65,11 +70,22 @@ def root(
     ),
 ) -> None:
     """Set up logging and the target repository for every command."""
-    from semspec.core.logging import configure_logging, get_logger
+    from semspec.core.logging import (
+        configure_logging,
+        configure_logging_on_first_use,
+        forget_logging_setup,
+        get_logger,
+    )
 
     if log_format not in ("auto", "console", "json"):
         raise typer.BadParameter("expected auto, console or json", param_hint="--log-format")
-    configure_logging(log_format, os.environ.get("SEMSPEC_LOG_LEVEL", "INFO"))  # type: ignore[arg-type]
+    level = os.environ.get("SEMSPEC_LOG_LEVEL", "INFO")
+    debug = level.upper() in ("DEBUG", "NOTSET")
+    if ctx.invoked_subcommand in LOG_ON_FIRST_USE and not debug:
+        configure_logging_on_first_use(log_format, level)  # type: ignore[arg-type]
+        ctx.call_on_close(forget_logging_setup)  # in-process runs (tests) must not inherit it
+    else:
+        configure_logging(log_format, level)  # type: ignore[arg-type]
     if repo is not None and not repo.is_dir():
         what = "is a file, not a directory" if repo.exists() else "no such directory"
         raise InputError(
@@ -79,7 +95,8 @@ def root(
         )
     target = repo.resolve() if repo is not None else find_repo(Path.cwd())
     ctx.obj = CliContext(target)
-    get_logger("cli").debug("command", command=ctx.invoked_subcommand, repo=str(target))
+    if debug:
+        get_logger("cli").debug("command", command=ctx.invoked_subcommand, repo=str(target))
 
 
 app.add_typer(config_cmd.app, name="config")

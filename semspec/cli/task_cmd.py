@@ -195,12 +195,12 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Tasks, newest first: one row per task; failed and refused ones show as failed."""
-    from semspec.client.task_client import list_tasks
-
     cli = cli_context(ctx)
     wanted = check_state(state)
 
     async def body(client: Client, _e: Endpoints) -> None:
+        from semspec.client.task_client import list_tasks
+
         rows = await list_tasks(client, wanted)
         if as_json:
             print_json(cli.console, jsonable(rows))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
     Client,
@@ -25,13 +25,15 @@ from semspec.vocabulary.workflow_names import (
     task_id_of,
     task_workflow_id,
 )
-from semspec.workflow.task.messages import (
-    Resolution,
-    ResolutionAck,
-    TaskInput,
-    TaskResult,
-    TaskStatus,
-)
+
+if TYPE_CHECKING:
+    from semspec.workflow.task.messages import (
+        Resolution,
+        ResolutionAck,
+        TaskInput,
+        TaskResult,
+        TaskStatus,
+    )
 
 QUERY_TIMEOUT_S = 10.0
 CLOSED_QUERY_TIMEOUT_S = 5.0
@@ -58,6 +60,8 @@ async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHan
     """
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
+
+    from semspec.workflow.task.messages import TaskResult
 
     task_id = inp.spec.task_id
     try:
@@ -118,6 +122,8 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
     A cancelled, terminated or failed workflow has no result; a worker still answers the
     status query by replaying its history, so its log and last gates stay visible.
     """
+    from semspec.workflow.task.messages import TaskResult
+
     state = await describe_state(client, task_id)
     handle = _handle(client, task_id)
     if state == "completed":
@@ -145,6 +151,8 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
 
 
 async def _query(handle: WorkflowHandle[Any, Any], timeout_s: float) -> TaskStatus:
+    from semspec.workflow.task.messages import TaskStatus
+
     status: TaskStatus = await asyncio.wait_for(
         handle.query(QUERY_STATUS, result_type=TaskStatus), timeout_s
     )
@@ -153,6 +161,8 @@ async def _query(handle: WorkflowHandle[Any, Any], timeout_s: float) -> TaskStat
 
 async def _closed_status(handle: WorkflowHandle[Any, Any], task_id: str, state: str) -> TaskStatus:
     """The last status of a workflow that closed without a result (cancelled, terminated...)."""
+    from semspec.workflow.task.messages import TaskStatus
+
     try:
         status = await _query(handle, CLOSED_QUERY_TIMEOUT_S)
     except Exception:  # no worker to replay it, or its code changed: say what Temporal knows
@@ -264,6 +274,8 @@ async def resolve(
     client: Client, task_id: str, resolution: Resolution, escalation_id: str | None = None
 ) -> ResolutionAck:
     """Answer a pending escalation (only ``escalation_id`` when given); the workflow validates."""
+    from semspec.workflow.task.messages import ResolutionAck
+
     state = await describe_state(client, task_id)
     if state != "running":
         raise InputError(f"task {task_id} is not escalated (it is {state})")
@@ -282,6 +294,8 @@ async def resolve(
 
 async def wait_result(client: Client, task_id: str) -> TaskResult:
     """Block until the task's workflow closes."""
+    from semspec.workflow.task.messages import TaskResult
+
     typed = client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
     result: TaskResult = await typed.result()
     return result

@@ -1,4 +1,8 @@
-"""structlog setup: console on a TTY, JSON otherwise, secrets masked before rendering."""
+"""structlog setup: console on a TTY, JSON otherwise, secrets masked before rendering.
+
+structlog is imported when logging is configured or a logger is taken, not with this module:
+it costs ~30 ms, which a command that never logs (``semspec task list``) need not pay.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,6 @@ import re
 import sys
 from collections.abc import MutableMapping
 from typing import Any, Literal, TextIO, cast
-
-import structlog
 
 LogFormat = Literal["auto", "console", "json"]
 MASK = "***"
@@ -66,8 +68,15 @@ class _CurrentStderr:
         return sys.stderr.isatty()
 
 
+_on_first_use: tuple[LogFormat, str] | None = None
+"""The setup ``configure_logging_on_first_use`` asked for, until ``get_logger`` applies it."""
+
+
 def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Any = None) -> None:
     """Configure structlog for the process; ``auto`` picks console on a TTY, JSON otherwise."""
+    import structlog
+
+    forget_logging_setup()
     out = stream if stream is not None else _CurrentStderr()
     if fmt == "auto":
         fmt = "console" if getattr(out, "isatty", lambda: False)() else "json"
@@ -98,6 +107,25 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Any 
     )
 
 
+def configure_logging_on_first_use(fmt: LogFormat = "auto", level: str = "INFO") -> None:
+    """Configure as ``configure_logging(fmt, level)`` does, when ``get_logger`` is first called.
+
+    Only loggers taken with ``get_logger`` apply it; ``forget_logging_setup`` drops it unused.
+    """
+    global _on_first_use
+    _on_first_use = (fmt, level)
+
+
+def forget_logging_setup() -> None:
+    """Drop a setup ``configure_logging_on_first_use`` asked for that no logger applied."""
+    global _on_first_use
+    _on_first_use = None
+
+
 def get_logger(name: str) -> Any:
     """A structlog logger bound to ``component=name``."""
+    import structlog
+
+    if _on_first_use is not None:
+        configure_logging(*_on_first_use)
     return structlog.get_logger(component=name)
