@@ -92,6 +92,7 @@ def failing(stack: Stack) -> Seen:
         "logs": ("task", "logs", FAILING_ID),
         "show": ("escalations", "show", seen.escalation_id),
         "show by task id": ("escalations", "show", FAILING_ID),
+        "show json": ("escalations", "show", seen.escalation_id, "--json"),
     }
     for step, args in steps.items():
         seen.outputs[step] = stack.cli(*args)
@@ -232,6 +233,15 @@ def test_task_list_wide_prints_each_id_on_one_line(failing: Seen) -> None:
 def test_escalations_show_takes_the_id_escalations_list_prints(failing: Seen) -> None:
     assert failing.escalation_id == f"{FAILING_ID}-1"
     assert failing.out("show").startswith(f"escalation {FAILING_ID}-1 of task {FAILING_ID}:")
+
+
+def test_escalations_show_json_gives_each_suggested_action_as_an_object(failing: Seen) -> None:
+    shown = json.loads(failing.out("show json"))
+    assert shown["escalation"]["escalation_id"] == f"{FAILING_ID}-1"
+    actions = shown["actions"]
+    abort = f"semspec escalations resolve {FAILING_ID} --action abort"
+    assert {"description": "abort the task", "command": abort} in actions
+    assert all(set(action) == {"description", "command"} for action in actions), actions
 
 
 def test_escalations_show_takes_a_task_id_that_ends_in_digits(failing: Seen) -> None:

@@ -41,9 +41,13 @@ def run_with_client(cli: CliContext, body: Callable[[Client, Endpoints], Awaitab
 
 
 def jsonable(value: Any) -> Any:
-    """Dataclasses (nested) as plain JSON-ready values."""
+    """Dataclasses and pydantic models (nested), and lists of them, as plain JSON-ready values."""
+    from pydantic import BaseModel  # here, not at the top: `--help` does not import pydantic
+
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
     if isinstance(value, list):
         return [jsonable(v) for v in value]
     return value
