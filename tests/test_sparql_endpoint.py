@@ -1,4 +1,4 @@
-"""The graph store over the Oxigraph server (``vocabulary/sparql_endpoint.py``), and embedded
+"""The graph store over the Oxigraph server (``semspec/graph/sparql_endpoint.py``), and embedded
 handles shared inside one process: real servers and real store directories."""
 
 from __future__ import annotations

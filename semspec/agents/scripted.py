@@ -98,7 +98,7 @@ def load_script(path: Path) -> Script:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise ScriptError(
-            first["msg"], path=shown, field=field, hint="see agents/scripted.py for the format"
+            first["msg"], path=shown, field=field, hint="see docs/scripted-agent.md for the format"
         ) from None
 
 

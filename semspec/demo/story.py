@@ -99,7 +99,7 @@ class DemoTask:
     """Names of the demo steps (``semspec.demo.steps.STEPS``) this task is there to show."""
 
     def script(self) -> dict[str, Any]:
-        """The scripted-agent script (``agents/scripted.py`` format) as plain data."""
+        """The scripted-agent script (``semspec/agents/scripted.py`` format) as plain data."""
         return {"reviewer_name": "demo-reviewer", "iterations": list(self.iterations)}
 
 

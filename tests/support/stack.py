@@ -70,7 +70,7 @@ def sample_config(gates: list[dict[str, Any]], **sections: Any) -> dict[str, Any
 
 
 def write_script(path: Path, iterations: list[dict[str, Any]]) -> Path:
-    """Write a scripted-agent script (see ``agents/scripted.py``) and return its path."""
+    """Write a scripted-agent script (see ``semspec/agents/scripted.py``) and return its path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump({"iterations": iterations}), encoding="utf-8")
     return path
