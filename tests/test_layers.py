@@ -169,6 +169,13 @@ def test_every_package_is_on_a_floor() -> None:
         _floor(package)
 
 
+def test_every_folder_of_modules_is_a_regular_package() -> None:
+    # A folder without __init__.py is a namespace package: it imports, but tools and readers
+    # treat it differently, and another distribution could add modules to it.
+    folders = {p.parent for p in SOURCE.rglob("*.py")}
+    assert sorted(str(f) for f in folders if not (f / "__init__.py").is_file()) == []
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "semspec"
