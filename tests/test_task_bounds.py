@@ -219,7 +219,7 @@ async def test_the_budget_check_of_an_unregistered_model_uses_the_configured_win
     configure(git_repo, {"developer": {"context_window": 65_536}})
     inp = task_input(git_repo, tmp_path / "unused.yaml", _tid())
     spec = replace(inp.spec, developer=RoleSpec("scripted", "my-local-model"))
-    outcome = await check_budget(BudgetInput(spec))
+    outcome = check_budget(BudgetInput(spec))
     assert outcome.window == 65_536
     assert "  context window: 65,536" in outcome.lines
     assert outcome.fits

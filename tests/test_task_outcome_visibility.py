@@ -15,6 +15,7 @@ from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.messages import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
 from semspec.workflow.task.workflows import TaskWorkflow
+from semspec.workflow.worker import activity_threads
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
@@ -48,6 +49,7 @@ async def test_the_outcome_is_hidden_while_the_bookkeeping_runs(
             context_activities.checkpoint,
             held.finalize,
         ],
+        activity_executor=activity_threads(),
     )
     script = write_script(
         tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}]

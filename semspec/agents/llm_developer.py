@@ -114,7 +114,7 @@ class LLMDeveloper:
                 run.messages.append(ChatMessage(role="user", content=NUDGE))
                 continue
             for call in reply.tool_calls:
-                result = run.toolbox.run(call)
+                result = await run.toolbox.call(call)  # in a thread: off the loop
                 run.messages.append(
                     run.compactor.admit_tool_output(
                         call.id, call.name, result.content, summarizable=result.summarizable

@@ -1,19 +1,21 @@
 """The one error hierarchy of semspec.
 
 Every error carries a one-line ``message`` and an optional ``hint`` saying what to do about
-it; the CLI prints both and exits with ``exit_code``::
+it; the CLI prints both and exits with ``exit_code``. ``retryable`` says whether another attempt
+of the same operation can succeed: Temporal retries an activity only then, and the task loop
+fails a task at once on the others (``non_retryable_types``)::
 
-    SemspecError                      exit 1
+    SemspecError                      exit 1, not retryable
     ├── InputError                    exit 2  (the user gave something we cannot use)
     │   ├── ConfigError               file, line, field path, expected form
     │   ├── TaskSpecError             field of a task or plan spec
     │   ├── ScriptError               file and field of a scripted-agent script
     │   ├── NotFoundError             kind and id of the missing thing
     │   └── ContextBudgetError        tokens needed and available for the reviewer's context
-    ├── ServiceError                  service name and address
+    ├── ServiceError                  service name and address; retryable
     ├── GitError                      repository path
     ├── GateError                     gate name
-    └── ProviderError                 provider, fallback reason, retryable, HTTP status
+    └── ProviderError                 provider, fallback reason, HTTP status; retryable per error
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ class SemspecError(Exception):
     """Base of every error semspec raises on purpose."""
 
     exit_code = 1
+    retryable: bool = False
+    """Whether another attempt of the same call can succeed; a class default (``ProviderError``
+    decides per error)."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -119,6 +124,8 @@ class ContextBudgetError(InputError):
 class ServiceError(SemspecError):
     """A service (NATS, Temporal, graph store) that cannot be started or reached."""
 
+    retryable = True  # a service that is restarting or busy may answer the next attempt
+
     def __init__(
         self, message: str, *, service: str, address: str | None = None, hint: str | None = None
     ) -> None:
@@ -152,6 +159,8 @@ class ProviderError(SemspecError):
     The message never contains the API key.
     """
 
+    retryable = True  # the class default; each error says for itself in ``__init__``
+
     def __init__(
         self,
         message: str,
@@ -169,3 +178,19 @@ class ProviderError(SemspecError):
         self.status = status
         self.retry_after = retry_after
         super().__init__(f"{provider}: {message} ({reason.value})", hint=hint)
+
+
+def non_retryable_types() -> list[str]:
+    """Names of the error classes above that no retry can fix, base class first.
+
+    Only this module's classes count, so the list is the same in every process whatever else it
+    imported (the task workflow puts it in its retry policy and replays must agree).
+    """
+    found: list[str] = []
+    pending: list[type[SemspecError]] = [SemspecError]
+    while pending:
+        cls = pending.pop(0)
+        if cls.__module__ == __name__ and not cls.retryable:
+            found.append(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    return found

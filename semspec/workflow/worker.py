@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -16,6 +18,17 @@ from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.workflows import TaskWorkflow
 
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
+MAX_CONCURRENT_ACTIVITIES = 16
+
+
+@functools.cache
+def activity_threads() -> ThreadPoolExecutor:
+    """The thread pool that runs the plain ``def`` activities (git, files, the graph).
+
+    One per process, with a thread for every activity a worker may run at once, so a slow
+    activity never waits for a thread; idle threads cost nothing and end with the process.
+    """
+    return ThreadPoolExecutor(MAX_CONCURRENT_ACTIVITIES, thread_name_prefix="semspec-activity")
 
 
 def workflows() -> list[type[Any]]:
@@ -45,7 +58,8 @@ def build_worker(
             context_activities.checkpoint,
             context_activities.finalize,
         ],
-        max_concurrent_activities=16,
+        max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
+        activity_executor=activity_threads(),
         # A cancellation (a halt from the risk monitor) reaches an activity only in the answer
         # to a heartbeat: send them often enough that a halted step stops within seconds.
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,

@@ -7,6 +7,7 @@ import re
 import pygit2
 from pygit2.enums import ApplyLocation
 
+from semspec.agents.tools.files import check_regular
 from semspec.agents.workspace import ToolError, Workspace
 
 _FILE_HEADER = re.compile(r"^--- (?P<old>\S+).*\n\+\+\+ (?P<new>\S+)", re.M)
@@ -54,7 +55,8 @@ def apply_patch(workspace: Workspace, patch: str) -> list[str]:
             continue
         for path in {item.delta.old_file.path, item.delta.new_file.path}:
             if path and path != "/dev/null":
-                workspace.resolve(path, for_write=True)  # raises ToolError on an escape
+                # ToolError on an escape, or on a FIFO libgit2 would wait on forever.
+                check_regular(workspace.resolve(path, for_write=True), path)
                 touched.append(path)
     if not touched:
         raise ToolError("patch names no files")

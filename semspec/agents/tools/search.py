@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from semspec.agents.stabilization.layer import SearchHit
+from semspec.agents.tools.files import open_regular
 from semspec.agents.workspace import ToolError, Workspace
 
 MAX_FILE_BYTES = 1_000_000
@@ -25,8 +27,13 @@ def search_files(
     regex: bool = False,
     excluded_dirs: tuple[str, ...] = (),
     max_hits: int = 50,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> list[SearchHit]:
-    """Lines matching ``query`` in text files under ``under`` (default: the whole worktree)."""
+    """Lines matching ``query`` in text files under ``under`` (default: the whole worktree).
+
+    A search can take long (a large tree, a costly regular expression) and runs in a thread
+    that cannot be killed: it stops with a ``ToolError`` once ``cancelled()`` says so.
+    """
     if not query.strip():
         raise ToolError("query is empty; give a symbol, word or phrase to look for")
     try:
@@ -40,19 +47,24 @@ def search_files(
         # Sorted walk so the same tree always gives the same hits (stable candidate ids).
         dirnames[:] = sorted(d for d in dirnames if d not in skip)
         for name in sorted(filenames):
+            if name == ".git":
+                continue  # a worktree's link to its repository, not part of the project
             path = Path(dirpath) / name
             if path.is_symlink() or not workspace.contains(Path(os.path.realpath(path))):
                 continue
+            rel = workspace.relative(path)
             try:
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
+                with open_regular(path, rel) as (handle, size):
+                    if size > MAX_FILE_BYTES:
+                        continue
+                    data = handle.read()
+            except (OSError, ToolError):
+                continue  # unreadable, or not a regular file (a FIFO would never answer)
             if _is_binary(data[:8192]):
                 continue
-            rel = workspace.relative(path)
             for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if cancelled():
+                    raise ToolError("search stopped: the step was cancelled")
                 if pattern.search(line):
                     hits.append(SearchHit(rel, number, line.strip()[:PREVIEW_CHARS]))
                     if len(hits) >= max_hits:

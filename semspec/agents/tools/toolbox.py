@@ -1,8 +1,15 @@
-"""The developer's tools bound to one worktree and one stabilization session."""
+"""The developer's tools bound to one worktree and one stabilization session.
+
+Tools touch the file system and libgit2, so the agent loop runs each call in a thread
+(``DeveloperToolbox.call``): the worker's event loop, which serves every other task, never
+waits on a slow search or a stuck file.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +17,7 @@ from semspec.agents.compaction.pointers import PointerStore
 from semspec.agents.stabilization.gate import ReadArgs
 from semspec.agents.stabilization.layer import Stabilizer
 from semspec.agents.stabilization.session import SessionState
+from semspec.agents.tools.files import open_regular, write_regular
 from semspec.agents.tools.patching import apply_patch
 from semspec.agents.tools.search import search_files
 from semspec.agents.tools.specs import DEVELOPER_TOOLS
@@ -75,11 +83,24 @@ class DeveloperToolbox:
         self.session = session
         self.pointers = pointers
         self.written: set[str] = set()
+        self._cancelled = threading.Event()
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tools' JSON schemas."""
         return DEVELOPER_TOOLS
+
+    async def call(self, call: ToolCall) -> ToolResult:
+        """Run one tool call in a thread, off the event loop.
+
+        When the awaiting step is cancelled (a halt, a cancelled task) the thread cannot be
+        killed; the toolbox is marked cancelled so a long search stops at its next line.
+        """
+        try:
+            return await asyncio.to_thread(self.run, call)
+        except asyncio.CancelledError:
+            self._cancelled.set()
+            raise
 
     def run(self, call: ToolCall) -> ToolResult:
         """Run one tool call; every failure becomes an error result the model can act on."""
@@ -108,7 +129,11 @@ class DeveloperToolbox:
         path = self.workspace.resolve(rel)
         if not path.is_file():
             raise ToolError(f"{rel!r} is not a file; use list_dir or search to find files")
-        data = path.read_bytes()
+        try:
+            with open_regular(path, rel) as (handle, _):
+                data = handle.read()
+        except OSError as exc:
+            raise ToolError(f"{rel!r} cannot be read: {exc.strerror}") from exc
         if b"\x00" in data[:8192]:
             raise ToolError(f"{rel!r} is a binary file")
         return data.decode("utf-8", "replace").splitlines()
@@ -121,6 +146,7 @@ class DeveloperToolbox:
             under=_str_arg(args, "path"),
             regex=bool(args.get("regex", False)),
             excluded_dirs=self.stabilizer.policy.excluded_dirs,
+            cancelled=self._cancelled.is_set,
         )
         return ToolResult(_json(self.stabilizer.search_response(self.session, query, hits)))
 
@@ -173,8 +199,8 @@ class DeveloperToolbox:
             raise ToolError(f"content is larger than {MAX_WRITE_BYTES} bytes")
         path = self.workspace.resolve(rel, for_write=True)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
         written = self.workspace.relative(path)
+        write_regular(path, written, content.encode("utf-8"))
         self.written.add(written)
         return ToolResult(
             _json({"ok": True, "path": written, "lines": content.count("\n") + 1}),

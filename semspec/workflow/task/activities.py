@@ -2,6 +2,10 @@
 
 Each activity is safe to re-run: worktree creation is idempotent, the approval commit carries
 a key that is checked before committing, and events carry stable ``Nats-Msg-Id`` values.
+
+The worker's event loop serves every task, so nothing here blocks it: git and file work are
+plain ``def`` activities run on the worker's thread pool; the steps that wait on LLMs, gates
+and NATS stay ``async`` and move each blocking call (config, git, graph, tools) to a thread.
 """
 
 from __future__ import annotations
@@ -18,9 +22,14 @@ import pygit2
 from temporalio import activity
 
 from semspec.agents.factory import developer_agent, reviewer_agent
-from semspec.agents.protocol import DeveloperRequest, ReviewRequest
+from semspec.agents.protocol import (
+    DeveloperRequest,
+    DeveloperResult,
+    ReviewRequest,
+    ReviewVerdict,
+)
 from semspec.core.config.models import RoleModel
-from semspec.core.errors import GitError, SemspecError
+from semspec.core.errors import GitError
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
     EventPayload,
@@ -32,13 +41,13 @@ from semspec.vocabulary.event_payloads import (
 )
 from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
 from semspec.vocabulary.suggestions import suggested_actions
+from semspec.workflow.activity_errors import activity_errors
 from semspec.workflow.gates.runner import run_gates
 from semspec.workflow.git.commit import commit_task
-from semspec.workflow.git.diff import worktree_diff
+from semspec.workflow.git.diff import DiffInfo, worktree_diff
 from semspec.workflow.git.identity import repository_identity
 from semspec.workflow.git.worktree import ensure_worktree
 from semspec.workflow.task.context_activities import developer_context, repo_config
-from semspec.workflow.task.failures import to_application_error
 from semspec.workflow.task.messages import (
     CommitInput,
     CommitStep,
@@ -54,6 +63,7 @@ from semspec.workflow.task.messages import (
     ReviewInput,
     ReviewStep,
     RoleSpec,
+    TaskSpec,
     Workspace,
     WorkspaceInput,
 )
@@ -94,6 +104,72 @@ def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:
     if spec.script:
         update["script"] = spec.script
     return configured.model_copy(update=update)
+
+
+async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInfo, list[str], str]:
+    """One developer iteration, then what it changed (see ``_changes``).
+
+    Config and script files, git and the graph (maybe a server a round trip away) are read in
+    threads; the agent's tool calls run in threads too (``DeveloperToolbox.call``).
+    """
+    spec, ws = inp.spec, inp.workspace
+    repo = Path(spec.repo_path)
+    role = await asyncio.to_thread(_role, repo, "developer", spec.developer)
+    agent = await asyncio.to_thread(developer_agent, role, repo)
+    context = await asyncio.to_thread(developer_context, spec, list(inp.carried))
+    request = DeveloperRequest(
+        task_id=spec.task_id,
+        title=spec.title,
+        description=spec.description,
+        criteria=list(spec.criteria),
+        task_files=list(spec.task_files),
+        worktree=ws.path,
+        iteration=inp.events.iteration,
+        feedback=list(inp.feedback),
+        guidance=inp.guidance,
+        context=context,
+    )
+    result = await agent.develop(request)
+    diff, outside, identity = await asyncio.to_thread(_changes, spec, ws)
+    return result, diff, outside, identity
+
+
+async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
+    """The reviewer's verdict on the worktree's diff; config, git and graph read in threads."""
+    spec, ws = inp.spec, inp.workspace
+    repo = Path(spec.repo_path)
+    role = await asyncio.to_thread(_role, repo, "reviewer", spec.reviewer)
+    agent = await asyncio.to_thread(reviewer_agent, role, repo, bool(inp.evidence))
+    diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
+    context = await asyncio.to_thread(review_context, repo, spec, diff.patch)
+    if inp.evidence:
+        context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
+    request = ReviewRequest(
+        task_id=spec.task_id,
+        title=spec.title,
+        description=spec.description,
+        criteria=list(spec.criteria),
+        task_files=list(spec.task_files),
+        diff=diff.patch,
+        iteration=inp.events.iteration,
+        gate_summary=inp.gate_summary,
+        context=context,
+        flags=list(inp.flags),
+    )
+    return await agent.review(request)
+
+
+def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, list[str], str]:
+    """What the developer changed, which of it is out of scope, and the repository's identity.
+
+    Test files that go with the change (``scope.allow``) are not scope creep; the monitor gets
+    this very list, so it flags exactly what the loop reports. The identity's history walk is
+    cached per base commit.
+    """
+    repo = Path(spec.repo_path)
+    diff = worktree_diff(Path(ws.path), ws.base_commit)
+    outside = out_of_scope(diff.files, spec.task_files, repo_config(repo).scope.allow)
+    return diff, outside, repository_identity(str(repo), ws.base_commit)
 
 
 def _event_id(ctx: EventContext, kind: str, suffix: str = "") -> str:
@@ -137,56 +213,29 @@ class TaskActivities:
         return 0 if await self.publisher.send(event, kind) else 1
 
     @activity.defn(name="task.prepare_workspace")
-    async def prepare_workspace(self, inp: WorkspaceInput) -> Workspace:
+    @activity_errors
+    def prepare_workspace(self, inp: WorkspaceInput) -> Workspace:
         """Create (or find) the task's worktree on ``semspec/task/<id>``."""
-        try:
-            info = ensure_worktree(
-                Path(inp.repo_path),
-                inp.task_id,
-                inp.base_branch,
-                Path(inp.run_dir) / "worktrees",
-                inp.after_commits,
-            )
-        except SemspecError as exc:
-            raise to_application_error(exc) from None
+        info = ensure_worktree(
+            Path(inp.repo_path),
+            inp.task_id,
+            inp.base_branch,
+            Path(inp.run_dir) / "worktrees",
+            inp.after_commits,
+        )
         return Workspace(path=info.path, branch=info.branch, base_commit=info.base_commit)
 
     @activity.defn(name="task.develop")
+    @activity_errors
     async def develop(self, inp: DeveloperInput) -> DeveloperStep:
         """Run the developer agent for one iteration, then read what it changed from git."""
-        spec, ws = inp.spec, inp.workspace
-        repo = Path(spec.repo_path)
+        spec = inp.spec
         dropped = await self._emit(
             inp.events,
             "iteration",
             lambda: IterationPayload(phase="developer", retries=inp.retries),
         )
-        try:
-            agent = developer_agent(_role(repo, "developer", spec.developer), repo)
-            # The graph may be a server a network round trip away: never on the event loop.
-            context = await asyncio.to_thread(developer_context, spec, list(inp.carried))
-            request = DeveloperRequest(
-                task_id=spec.task_id,
-                title=spec.title,
-                description=spec.description,
-                criteria=list(spec.criteria),
-                task_files=list(spec.task_files),
-                worktree=ws.path,
-                iteration=inp.events.iteration,
-                feedback=list(inp.feedback),
-                guidance=inp.guidance,
-                context=context,
-            )
-            result = await _with_heartbeat(agent.develop(request))
-            diff = worktree_diff(Path(ws.path), ws.base_commit)
-        except SemspecError as exc:
-            raise to_application_error(exc) from None
-        # Test files that go with the change (scope.allow) are not scope creep; the monitor
-        # gets this very list, so it flags exactly what the loop reports.
-        allow = (await asyncio.to_thread(repo_config, repo)).scope.allow
-        outside = out_of_scope(diff.files, spec.task_files, allow)
-        # The history walk runs off the event loop; the result is cached per base commit.
-        identity = await asyncio.to_thread(repository_identity, str(repo), ws.base_commit)
+        result, diff, outside, identity = await _with_heartbeat(_developer_turn(inp))
         files = FilesPayload(
             files=diff.files,
             task_files=sorted(set(spec.task_files)),
@@ -208,19 +257,17 @@ class TaskActivities:
         )
 
     @activity.defn(name="task.run_gates")
+    @activity_errors
     async def run_gates(self, inp: GatesInput) -> GatesStep:
         """Run the configured gates in the worktree with timeouts and bounded output."""
         log_dir = Path(inp.log_dir) / f"iteration-{inp.events.iteration}"
-        try:
-            report = await run_gates(
-                inp.gates,
-                Path(inp.workspace.path),
-                log_dir,
-                inp.max_output_bytes,
-                heartbeat=activity.heartbeat,
-            )
-        except SemspecError as exc:
-            raise to_application_error(exc) from None
+        report = await run_gates(
+            inp.gates,
+            Path(inp.workspace.path),
+            log_dir,
+            inp.max_output_bytes,
+            heartbeat=activity.heartbeat,
+        )
         runs = [
             GateRun(name=r.name, passed=r.passed, required=r.required, duration_ms=r.duration_ms)
             for r in report.results
@@ -240,34 +287,10 @@ class TaskActivities:
         )
 
     @activity.defn(name="task.review")
+    @activity_errors
     async def review(self, inp: ReviewInput) -> ReviewStep:
         """Run the reviewer on the diff, gate summary, assembled context and risk flags."""
-        spec, ws = inp.spec, inp.workspace
-        repo = Path(spec.repo_path)
-        try:
-            agent = reviewer_agent(
-                _role(repo, "reviewer", spec.reviewer), repo, followup=bool(inp.evidence)
-            )
-            diff = worktree_diff(Path(ws.path), ws.base_commit)
-            # Graph reads block: off the event loop.
-            context = await asyncio.to_thread(review_context, repo, spec, diff.patch)
-            if inp.evidence:
-                context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
-            request = ReviewRequest(
-                task_id=spec.task_id,
-                title=spec.title,
-                description=spec.description,
-                criteria=list(spec.criteria),
-                task_files=list(spec.task_files),
-                diff=diff.patch,
-                iteration=inp.events.iteration,
-                gate_summary=inp.gate_summary,
-                context=context,
-                flags=list(inp.flags),
-            )
-            verdict = await _with_heartbeat(agent.review(request))
-        except SemspecError as exc:
-            raise to_application_error(exc) from None
+        verdict = await _with_heartbeat(_reviewer_turn(inp))
         dropped = await self._emit(
             inp.events,
             "review",
@@ -292,7 +315,7 @@ class TaskActivities:
         )
 
     @activity.defn(name="task.enrich")
-    async def enrich(self, inp: EnrichInput) -> Enrichment:
+    def enrich(self, inp: EnrichInput) -> Enrichment:
         """Gather at most two allow-listed evidence kinds the reviewer asked for."""
         kinds = [k for k in inp.needed_evidence if k in EVIDENCE_ALLOWLIST][:2]
         parts: list[str] = []
@@ -311,7 +334,8 @@ class TaskActivities:
         return Enrichment(text=text, fingerprint=digest, kinds=kinds)
 
     @activity.defn(name="task.commit")
-    async def commit(self, inp: CommitInput) -> CommitStep:
+    @activity_errors
+    def commit(self, inp: CommitInput) -> CommitStep:
         """Commit the approved worktree once on the task branch (keyed, so retries reuse it)."""
         message = (
             f"semspec: {inp.spec.title}\n\n"
@@ -323,12 +347,10 @@ class TaskActivities:
             )
         except GitError as exc:
             if "nothing to commit" not in exc.message:
-                raise to_application_error(exc) from None
+                raise
             # An approved task that changed nothing new (e.g. a later subtask) keeps the tip.
             tip = pygit2.Repository(inp.workspace.path).head.target
             return CommitStep(commit_id=str(tip), created=False)
-        except SemspecError as exc:
-            raise to_application_error(exc) from None
         return CommitStep(commit_id=info.commit_id, created=info.created)
 
     @activity.defn(name="task.publish")

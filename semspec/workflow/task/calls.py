@@ -23,13 +23,14 @@ from temporalio.types import (
 )
 from temporalio.workflow import ActivityCancellationType, ActivityHandle
 
+from semspec.core.errors import non_retryable_types
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.task.bounds import FALLBACK_REASONS
 
 SHORT_TIMEOUT = timedelta(seconds=60)
 """Start-to-close timeout of the bookkeeping activities (workspace, commit, publish, ...)."""
 HEARTBEAT_TIMEOUT = timedelta(seconds=15)
-NON_RETRYABLE = ["InputError", "ScriptError", "ConfigError", "GitError", "GateError"]
+NON_RETRYABLE = non_retryable_types()
 """Error types no retry can fix: bad input or state, which ends the task as failed."""
 
 A = TypeVar("A")

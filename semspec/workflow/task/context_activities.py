@@ -1,12 +1,13 @@
 """Activities for the task's context: the budget check, checkpoints and end-of-task bookkeeping.
 
 They read the model registry, the token estimator and the knowledge graph; all of it is I/O,
-so it lives here and the workflow only sees the typed results.
+so it lives here and the workflow only sees the typed results. All of it blocks, too (files,
+git, a graph server a round trip away), so these are plain ``def`` activities: the worker runs
+them on its thread pool, never on its event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from semspec.model.performance import MemoryPerformanceHistory, PerformanceHisto
 from semspec.model.registry import ModelRegistry, load_registry
 from semspec.vocabulary import code as C
 from semspec.vocabulary.workflow_names import task_workflow_id
+from semspec.workflow.activity_errors import activity_errors
 from semspec.workflow.assignment import explain_assignment
 from semspec.workflow.context.budget import compute_budget
 from semspec.workflow.context.checkpoint import delete_checkpoints, save_checkpoint
@@ -32,7 +34,6 @@ from semspec.workflow.context.windows import role_window
 from semspec.workflow.git.diff import worktree_diff
 from semspec.workflow.knowledge import decisions_for, record_convention, record_decision
 from semspec.workflow.performance_graph import GraphPerformanceHistory
-from semspec.workflow.task.failures import to_application_error
 from semspec.workflow.task.messages import (
     BudgetInput,
     BudgetOutcome,
@@ -117,16 +118,14 @@ def _task_text(spec: TaskSpec) -> str:
 
 
 @activity.defn(name="task.check_budget")
-async def check_budget(inp: BudgetInput) -> BudgetOutcome:
+@activity_errors
+def check_budget(inp: BudgetInput) -> BudgetOutcome:
     """Count the task's tokens for its developer model; fit, split into groups, or refuse."""
     spec = inp.spec
     repo = Path(spec.repo_path)
     config = repo_config(repo)
     notes: list[str] = []
-    try:
-        registry = load_registry(repo)
-    except SemspecError as exc:
-        raise to_application_error(exc) from None
+    registry = load_registry(repo)
     if spec.developer.model in registry:
         model = registry.get(spec.developer.model)
     else:
@@ -158,10 +157,7 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     )
     lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
     lines += [f"too large: {r.message}" for r in report.reasons]
-    # Graph reads (files or a server) run off the event loop.
-    assignment = await asyncio.to_thread(
-        _assignment, repo, config, registry, sum(file_tokens.values()) + task_tokens
-    )
+    assignment = _assignment(repo, config, registry, sum(file_tokens.values()) + task_tokens)
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
     common = {
         "window": profile.context_window,
@@ -171,7 +167,7 @@ async def check_budget(inp: BudgetInput) -> BudgetOutcome:
     }
     if report.fits:
         return BudgetOutcome(fits=True, base_tokens=base, **common)  # type: ignore[arg-type]
-    imports = await asyncio.to_thread(_imports_of, repo, config, list(spec.task_files))
+    imports = _imports_of(repo, config, list(spec.task_files))
     plan = plan_subtasks(file_tokens, imports, limits_from_budget(report))
     if isinstance(plan, Refusal):
         return BudgetOutcome(fits=False, refusal=plan.message, base_tokens=base, **common)  # type: ignore[arg-type]
@@ -204,7 +200,8 @@ def _assignment(
 
 
 @activity.defn(name="task.checkpoint")
-async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
+@activity_errors
+def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     """Snapshot the worktree onto ``semspec/checkpoint/<task>/<n>`` and gather decisions.
 
     The snapshot is built from the base tree and the changed paths only, and the task branch
@@ -215,44 +212,34 @@ async def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     repo = Path(spec.repo_path)
     ws = inp.workspace
     ref, commit_id = "", ws.base_commit
-    try:
-        changed = set(inp.changed)
-        if inp.scan:
-            diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
-            changed.update(diff.files)
-        if changed:
-            ref, commit_id = await asyncio.to_thread(
-                save_checkpoint,
-                repo,
-                Path(ws.path),
-                ws.base_commit,
-                ws.branch,
-                sorted(changed),
-                spec.task_id,
-                inp.number,
-            )
-    except SemspecError as exc:
-        raise to_application_error(exc) from None
-    decisions = await asyncio.to_thread(_decisions_of, repo, spec)
-    return CheckpointStep(ref=ref, commit_id=commit_id, decisions=decisions)
+    changed = set(inp.changed)
+    if inp.scan:
+        changed.update(worktree_diff(Path(ws.path), ws.base_commit).files)
+    if changed:
+        ref, commit_id = save_checkpoint(
+            repo,
+            Path(ws.path),
+            ws.base_commit,
+            ws.branch,
+            sorted(changed),
+            spec.task_id,
+            inp.number,
+        )
+    return CheckpointStep(ref=ref, commit_id=commit_id, decisions=_decisions_of(repo, spec))
 
 
 def _decisions_of(repo: Path, spec: TaskSpec) -> list[str]:
-    """The decisions a continuation carries, read from the graph (off the event loop)."""
+    """The decisions a continuation carries, read from the graph."""
     with graph_of(repo, repo_config(repo), create=False) as store:
         found = decisions_for(store, spec.task_id, spec.plan_id, spec.task_files) if store else []
     return [f"{d.title}: {d.text}" for d in found]
 
 
 @activity.defn(name="task.finalize")
-async def finalize(inp: FinalizeInput) -> FinalizeStep:
+@activity_errors
+def finalize(inp: FinalizeInput) -> FinalizeStep:
     """Record the decision and conventions of an approval, the models' performance, and delete
     checkpoint branches unless the task keeps them."""
-    # Graph writes (files or a server) and git run off the event loop.
-    return await asyncio.to_thread(_finalize, inp)
-
-
-def _finalize(inp: FinalizeInput) -> FinalizeStep:
     spec = inp.spec
     repo = Path(spec.repo_path)
     config = repo_config(repo)
