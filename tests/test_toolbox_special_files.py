@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -90,11 +92,31 @@ def test_write_file_refuses_a_fifo_instead_of_waiting_for_a_reader(
     assert fifo.is_fifo()
 
 
-def test_apply_patch_refuses_a_fifo_instead_of_reading_it(git_repo: Path, fifo: Path) -> None:
-    toolbox = _toolbox(git_repo)
-    patch = "--- a/pipe.py\n+++ b/pipe.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+APPLY_PATCH = """
+import json, sys
+from pathlib import Path
+from tests.test_toolbox_special_files import _result, _toolbox
+patch = "--- a/pipe.py\\n+++ b/pipe.py\\n@@ -1 +1 @@\\n-x = 1\\n+x = 2\\n"
+print(json.dumps(_result(_toolbox(Path(sys.argv[1])), "apply_patch", patch=patch)))
+"""
 
-    result = _without_waiting(lambda: _result(toolbox, "apply_patch", patch=patch), fifo)
+
+def test_apply_patch_refuses_a_fifo_instead_of_reading_it(git_repo: Path, fifo: Path) -> None:
+    # libgit2 reads the FIFO holding the GIL, so a hang would stop every thread of this
+    # process: the call runs in a child process that can be killed.
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(Path(__file__).parent.parent)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", APPLY_PATCH, str(git_repo)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("apply_patch waited on the FIFO pipe.py for 30 s")
+    result = json.loads(done.stdout)
 
     assert result["ok"] is False
-    assert "not a regular file" in result["error"]
+    assert "'pipe.py'" in result["error"] and "not a regular file" in result["error"]
