@@ -220,6 +220,7 @@ def test_resolving_a_task_that_is_not_escalated_is_an_input_error(stack: Stack) 
     done = stack.cli("escalations", "resolve", task_id, "--action", "approve")
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: task {task_id} is not escalated")
+    assert f"hint: see how it ended with `semspec task status {task_id}`" in done.stderr
     after = stack.status(task_id)
     assert (after["outcome"], after["commit_id"]) == ("approved", before["commit_id"])
 

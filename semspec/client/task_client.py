@@ -266,7 +266,10 @@ async def cancel(client: Client, task_id: str) -> None:
     """Request cancellation; the workflow records it and stops at once."""
     state = await describe_state(client, task_id)
     if state != "running":
-        raise InputError(f"task {task_id} is not running (it is {state})")
+        raise InputError(
+            f"task {task_id} is not running (its workflow is {state})",
+            hint=f"see how it ended with `semspec task status {task_id}`",
+        )
     await _handle(client, task_id).cancel()
 
 
@@ -278,7 +281,10 @@ async def resolve(
 
     state = await describe_state(client, task_id)
     if state != "running":
-        raise InputError(f"task {task_id} is not escalated (it is {state})")
+        raise InputError(
+            f"task {task_id} is not escalated (its workflow is {state})",
+            hint=f"see how it ended with `semspec task status {task_id}`",
+        )
     if escalation_id is not None:
         check_pending(await task_status(client, task_id), escalation_id)
     try:
