@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -93,7 +92,7 @@ def test_the_budget_counts_a_file_the_task_will_create_as_nothing(git_repo: Path
             task_files=files,
             developer=RoleSpec("scripted", "scripted"),
         )
-        outcome = asyncio.run(check_budget(BudgetInput(spec)))
+        outcome = check_budget(BudgetInput(spec))
         assert outcome.fits and outcome.refusal is None
         return outcome.base_tokens
 
