@@ -47,4 +47,3 @@ PATH: Final = SEMSPEC["source.doc.path"]
 """Repo-relative path of the source file."""
 INGEST_FORMAT: Final = SEMSPEC["source.doc.ingest_format"]
 """Version of the ingestion that wrote the SOP; an older one is re-ingested by the next sync."""
-
