@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
 from semspec.agents.evidence import EvidenceBlock, EvidenceType
 from semspec.agents.protocol import ReviewRequest
+from semspec.agents.tools.files import read_regular
 from semspec.agents.workspace import ToolError, Workspace
 
 MAX_FILE_CHARS = 20_000
@@ -23,16 +25,19 @@ class WorktreeEvidence:
         self, request: ReviewRequest, types: Sequence[EvidenceType]
     ) -> list[EvidenceBlock]:
         """Blocks for the requested types this source knows; other types give nothing."""
+        return await asyncio.to_thread(self._read, request, types)  # file reads: off the loop
+
+    def _read(self, request: ReviewRequest, types: Sequence[EvidenceType]) -> list[EvidenceBlock]:
         blocks: list[EvidenceBlock] = []
         if EvidenceType.TASK_FILE_CONTENTS in types:
             for rel in request.task_files:
                 try:
-                    path = self.workspace.resolve(rel)
+                    # Bounded, and never a link, FIFO or device the agent's code put there.
+                    data = read_regular(self.workspace.resolve(rel), rel)
                 except ToolError:
-                    continue  # a task file outside the worktree is not evidence we may show
-                if path.is_file():
-                    text = path.read_text(encoding="utf-8", errors="replace")[:MAX_FILE_CHARS]
-                    blocks.append(EvidenceBlock(EvidenceType.TASK_FILE_CONTENTS, rel, text))
+                    continue  # outside the worktree, missing, or not a file we may show
+                text = data.decode("utf-8", "replace")[:MAX_FILE_CHARS]
+                blocks.append(EvidenceBlock(EvidenceType.TASK_FILE_CONTENTS, rel, text))
         if EvidenceType.GATE_LOGS in types and self.gate_log_dir and self.gate_log_dir.is_dir():
             for log in sorted(self.gate_log_dir.glob("*.log")):
                 text = log.read_text(encoding="utf-8", errors="replace")[-MAX_FILE_CHARS:]

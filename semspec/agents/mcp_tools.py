@@ -2,7 +2,9 @@
 
 They share the developer's stabilization layer, so external agents get the same read budget,
 search→ref→read gate and ``meta.stabilization``. Sessions are keyed per seed 000: a client's
-``session_id`` when given, else the server-issued connection id.
+``session_id`` when given, else the server-issued connection id. Files are read as the
+developer's tools read them (``tools.files``): regular files of bounded size only, never
+``.git/`` or ``.semspec/``.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from semspec.agents.stabilization.gate import ReadArgs
 from semspec.agents.stabilization.layer import Stabilizer
 from semspec.agents.stabilization.session import SessionRegistry, SessionState, session_key
+from semspec.agents.tools.files import read_lines, read_regular
 from semspec.agents.tools.search import search_files
 from semspec.agents.workspace import ToolError, Workspace
 
@@ -90,13 +92,13 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 ]
 
 
-def _file_bytes(path: Path, rel: str) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file, else None; ``ToolError`` naming ``rel``
-    when the file system refuses it (no permission, a name longer than it allows)."""
-    try:
-        return path.read_bytes() if path.is_file() else None
-    except OSError as exc:
-        raise ToolError(f"{rel!r} cannot be read: {exc.strerror or exc}") from None
+def _text(args: dict[str, Any], name: str) -> str | None:
+    value = args.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f"{name} must be a string")
+    return value
 
 
 def _ints(args: dict[str, Any], name: str) -> int | None:
@@ -134,10 +136,16 @@ class McpToolset:
         )
         return self.sessions.get(key)
 
-    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Run tool ``name``; ``ToolError`` means bad arguments the client can fix."""
+    def call(
+        self, name: str, args: dict[str, Any], stopped: Callable[[], bool] = lambda: False
+    ) -> dict[str, Any]:
+        """Run tool ``name``; ``ToolError`` means bad arguments the client can fix.
+
+        ``stopped()`` turning true asks a long search to give up.
+        """
+        if name == "search":
+            return self._search(args, stopped)
         handler = {
-            "search": self._search,
             "read": self._read,
             "meaning_pack": self._meaning_pack,
             "evidence_fetch": self._evidence_fetch,
@@ -149,36 +157,32 @@ class McpToolset:
         return handler(args)
 
     def _load(self, rel: str) -> list[str]:
-        data = _file_bytes(self.workspace.resolve(rel), rel)
-        if data is None:
-            raise ToolError(f"{rel!r} is not a file")
-        return data.decode("utf-8", "replace").splitlines()
+        return read_lines(self.workspace.resolve(rel), rel)
 
-    def _search(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _search(
+        self, args: dict[str, Any], stopped: Callable[[], bool] = lambda: False
+    ) -> dict[str, Any]:
         query = args.get("query")
         if not isinstance(query, str):
             raise ToolError("query must be a string")
-        under = args.get("path")
         hits = search_files(
             self.workspace,
             query,
-            under=under if isinstance(under, str) and under else None,
+            under=_text(args, "path"),
             regex=bool(args.get("regex", False)),
             excluded_dirs=self.stabilizer.policy.excluded_dirs,
+            cancelled=stopped,
         )
         return self.stabilizer.search_response(self.session(args), query, hits)
 
     def _read(self, args: dict[str, Any]) -> dict[str, Any]:
-        path = args.get("path")
-        rel = None
-        if isinstance(path, str) and path:
-            rel = self.workspace.relative(self.workspace.resolve(path))
+        path = _text(args, "path")
         read = ReadArgs(
-            path=rel,
+            path=self.workspace.relative(self.workspace.resolve(path)) if path else None,
             start_line=_ints(args, "start_line"),
             end_line=_ints(args, "end_line"),
-            candidate_id=args.get("candidate_id") or None,
-            bundle_id=args.get("bundle_id") or None,
+            candidate_id=_text(args, "candidate_id"),
+            bundle_id=_text(args, "bundle_id"),
         )
         return self.stabilizer.read_response(self.session(args), read, self._load)
 
@@ -206,11 +210,9 @@ class McpToolset:
             return {"pointer": pointer, "ok": False, "error": "expected path:start-end#hash"}
         path = self.workspace.resolve(match["path"])
         try:
-            data = _file_bytes(path, match["path"])
+            data = read_regular(path, match["path"])
         except ToolError as exc:
             return {"pointer": pointer, "ok": False, "error": str(exc)}
-        if data is None:
-            return {"pointer": pointer, "ok": False, "error": "file no longer exists"}
         digest = hashlib.sha256(data).hexdigest()
         if not digest.startswith(match["hash"]):
             return {

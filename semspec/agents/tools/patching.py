@@ -1,15 +1,22 @@
-"""Apply a unified diff to a worktree with libgit2, after checking every path it names."""
+"""Apply a unified diff to a worktree with libgit2, after checking every path it names.
+
+A patch may add, change or delete regular files only: a git patch can also create a symbolic
+link (mode 120000) pointing anywhere, or a submodule, which tools never do.
+"""
 
 from __future__ import annotations
 
 import re
 
 import pygit2
-from pygit2.enums import ApplyLocation
+from pygit2.enums import ApplyLocation, FileMode
 
 from semspec.agents.tools.files import check_regular
 from semspec.agents.workspace import ToolError, Workspace
 
+MAX_PATCH_BYTES = 2_000_000
+# 0 is "no file on this side" (an added or a deleted file).
+_FILE_MODES = frozenset({0, int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE)})
 _FILE_HEADER = re.compile(r"^--- (?P<old>\S+).*\n\+\+\+ (?P<new>\S+)", re.M)
 
 
@@ -41,18 +48,26 @@ def apply_patch(workspace: Workspace, patch: str) -> list[str]:
     """Apply ``patch`` to the worktree and return the paths it touched."""
     if not patch.strip():
         raise ToolError("patch is empty; pass a unified diff (---/+++ headers and @@ hunks)")
+    if len(patch.encode("utf-8", "surrogatepass")) > MAX_PATCH_BYTES:
+        raise ToolError(f"patch is larger than {MAX_PATCH_BYTES} bytes; send smaller patches")
     try:
         repo = pygit2.Repository(str(workspace.root))
     except pygit2.GitError as exc:
         raise ToolError("apply_patch needs a git worktree; use write_file instead") from exc
     try:
         diff = pygit2.Diff.parse_diff(with_git_headers(patch))
-    except (pygit2.GitError, KeyError) as exc:
+    except (pygit2.GitError, KeyError, ValueError) as exc:
         raise ToolError(f"patch does not parse as a unified diff: {exc}") from exc
     touched: list[str] = []
     for item in diff:
         if item is None:
             continue
+        modes = {int(item.delta.old_file.mode), int(item.delta.new_file.mode)}
+        if not modes <= _FILE_MODES:
+            raise ToolError(
+                f"patch makes {item.delta.new_file.path!r} a symbolic link or a submodule; "
+                "tools write regular files only"
+            )
         for path in {item.delta.old_file.path, item.delta.new_file.path}:
             if path and path != "/dev/null":
                 # ToolError on an escape, or on a FIFO libgit2 would wait on forever.

@@ -8,15 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from semspec.agents.stabilization.layer import SearchHit
-from semspec.agents.tools.files import open_regular
-from semspec.agents.workspace import ToolError, Workspace
+from semspec.agents.tools.files import is_binary, read_regular
+from semspec.agents.workspace import HIDDEN_NAMES, ToolError, Workspace
 
 MAX_FILE_BYTES = 1_000_000
 PREVIEW_CHARS = 200
 
 
-def _is_binary(head: bytes) -> bool:
-    return b"\x00" in head
+def _never() -> bool:
+    return False
 
 
 def search_files(
@@ -27,44 +27,44 @@ def search_files(
     regex: bool = False,
     excluded_dirs: tuple[str, ...] = (),
     max_hits: int = 50,
-    cancelled: Callable[[], bool] = lambda: False,
+    cancelled: Callable[[], bool] = _never,
 ) -> list[SearchHit]:
     """Lines matching ``query`` in text files under ``under`` (default: the whole worktree).
 
-    A search can take long (a large tree, a costly regular expression) and runs in a thread
-    that cannot be killed: it stops with a ``ToolError`` once ``cancelled()`` says so.
+    Only regular files up to ``MAX_FILE_BYTES`` are read: links, FIFOs, sockets and devices are
+    skipped unopened, and so are ``.git`` and ``.semspec``. A search can take long (a large tree,
+    a costly regular expression) and runs in a thread that cannot be killed: it stops with a
+    ``ToolError`` once ``cancelled()`` says so.
     """
     if not query.strip():
         raise ToolError("query is empty; give a symbol, word or phrase to look for")
     try:
         pattern = re.compile(query if regex else re.escape(query), re.IGNORECASE)
-    except re.error as exc:
+    except (re.error, RecursionError, OverflowError) as exc:
         raise ToolError(f"query is not a valid regular expression: {exc}") from exc
     base = workspace.resolve(under) if under else workspace.root
-    skip = {".git", *excluded_dirs}
+    skip = {*HIDDEN_NAMES, *excluded_dirs}
     hits: list[SearchHit] = []
+    # Links are not followed: a file reached through one lies outside the walked tree.
     for dirpath, dirnames, filenames in os.walk(base):
         # Sorted walk so the same tree always gives the same hits (stable candidate ids).
         dirnames[:] = sorted(d for d in dirnames if d not in skip)
         for name in sorted(filenames):
-            if name == ".git":
-                continue  # a worktree's link to its repository, not part of the project
+            if cancelled():
+                raise ToolError("search stopped: the step was cancelled or ran out of time")
+            if name in HIDDEN_NAMES:
+                continue  # a worktree's .git file, not part of the project
             path = Path(dirpath) / name
-            if path.is_symlink() or not workspace.contains(Path(os.path.realpath(path))):
-                continue
             rel = workspace.relative(path)
             try:
-                with open_regular(path, rel) as (handle, size):
-                    if size > MAX_FILE_BYTES:
-                        continue
-                    data = handle.read()
-            except (OSError, ToolError):
-                continue  # unreadable, or not a regular file (a FIFO would never answer)
-            if _is_binary(data[:8192]):
+                data = read_regular(path, rel, MAX_FILE_BYTES)
+            except ToolError:
+                continue  # not a regular file, too large, or unreadable
+            if is_binary(data):
                 continue
             for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
                 if cancelled():
-                    raise ToolError("search stopped: the step was cancelled")
+                    raise ToolError("search stopped: the step was cancelled or ran out of time")
                 if pattern.search(line):
                     hits.append(SearchHit(rel, number, line.strip()[:PREVIEW_CHARS]))
                     if len(hits) >= max_hits:

@@ -1,15 +1,20 @@
 """The developer's tools bound to one worktree and one stabilization session.
 
-Tools touch the file system and libgit2, so the agent loop runs each call in a thread
-(``DeveloperToolbox.call``): the worker's event loop, which serves every other task, never
-waits on a slow search or a stuck file.
+Tools touch the file system and libgit2, so the agent loop runs each call in a thread of its
+own with a deadline (``DeveloperToolbox.call``): the worker's event loop, which serves every
+other task, never waits on a slow search or a stuck file, and a call past its deadline is a
+tool error the model reads. Every refusal, ours or the OS's, is such an error too; nothing a
+tool does ends the step as a transport failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,15 +22,18 @@ from semspec.agents.compaction.pointers import PointerStore
 from semspec.agents.stabilization.gate import ReadArgs
 from semspec.agents.stabilization.layer import Stabilizer
 from semspec.agents.stabilization.session import SessionState
-from semspec.agents.tools.files import open_regular, write_regular
+from semspec.agents.tools.deadline import in_thread
+from semspec.agents.tools.files import read_lines, write_regular
 from semspec.agents.tools.patching import apply_patch
 from semspec.agents.tools.search import search_files
 from semspec.agents.tools.specs import DEVELOPER_TOOLS
-from semspec.agents.workspace import ToolError, Workspace
+from semspec.agents.workspace import HIDDEN_NAMES, ToolError, Workspace, os_error
 from semspec.model.providers.types import ToolCall, ToolSpec
 
 MAX_LIST_ENTRIES = 200
 MAX_WRITE_BYTES = 2_000_000
+TOOL_TIMEOUT_S = 120.0
+"""How long one tool call may take before the model gets a timeout error instead."""
 # Outputs of these tools must stay verbatim: a pointer to a pointer would never end.
 NOT_SUMMARIZABLE = frozenset({"rehydrate", "submit", "write_file", "apply_patch"})
 
@@ -57,6 +65,17 @@ def _int_arg(args: dict[str, Any], name: str) -> int | None:
         raise ToolError(f"{name} must be an integer, got {value!r}") from exc
 
 
+def _entry(child: os.DirEntry[str]) -> dict[str, Any]:
+    """One list_dir entry: ``lstat`` only, so a link, FIFO or device is named, never opened."""
+    info = child.stat(follow_symlinks=False)
+    if stat.S_ISDIR(info.st_mode):
+        return {"name": child.name, "type": "dir", "size": None}
+    if stat.S_ISREG(info.st_mode):
+        return {"name": child.name, "type": "file", "size": info.st_size}
+    kind = "symlink" if stat.S_ISLNK(info.st_mode) else "other"
+    return {"name": child.name, "type": kind, "size": None}
+
+
 def _str_arg(args: dict[str, Any], name: str, *, required: bool = False) -> str | None:
     value = args.get(name)
     if value is None or value == "":
@@ -77,13 +96,14 @@ class DeveloperToolbox:
         stabilizer: Stabilizer,
         session: SessionState,
         pointers: PointerStore,
+        timeout_s: float = TOOL_TIMEOUT_S,
     ) -> None:
         self.workspace = workspace
         self.stabilizer = stabilizer
         self.session = session
         self.pointers = pointers
+        self.timeout_s = timeout_s
         self.written: set[str] = set()
-        self._cancelled = threading.Event()
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -91,19 +111,31 @@ class DeveloperToolbox:
         return DEVELOPER_TOOLS
 
     async def call(self, call: ToolCall) -> ToolResult:
-        """Run one tool call in a thread, off the event loop.
+        """Run one tool call in a thread of its own, off the event loop, within ``timeout_s``.
 
-        When the awaiting step is cancelled (a halt, a cancelled task) the thread cannot be
-        killed; the toolbox is marked cancelled so a long search stops at its next line.
+        The thread cannot be killed: past the deadline, or when the awaiting step is cancelled
+        (a halt, a cancelled task), the call is told to stop and a long search ends at its next
+        line.
         """
+        stop = threading.Event()
         try:
-            return await asyncio.to_thread(self.run, call)
+            return await in_thread(lambda: self.run(call, stop.is_set), self.timeout_s)
+        except TimeoutError:
+            stop.set()
+            return self._error(
+                f"{call.name}: stopped after {self.timeout_s:g} s; narrow it (a path to search "
+                "under, a simpler pattern, a smaller file)",
+                call.name not in NOT_SUMMARIZABLE,
+            )
         except asyncio.CancelledError:
-            self._cancelled.set()
+            stop.set()
             raise
 
-    def run(self, call: ToolCall) -> ToolResult:
-        """Run one tool call; every failure becomes an error result the model can act on."""
+    def run(self, call: ToolCall, stopped: Callable[[], bool] = lambda: False) -> ToolResult:
+        """Run one tool call; every failure becomes an error result the model can act on.
+
+        ``stopped()`` turning true asks a long call (a search) to give up.
+        """
         summarizable = call.name not in NOT_SUMMARIZABLE
         if call.arguments_error:
             return self._error(f"{call.name}: {call.arguments_error}; resend valid JSON", True)
@@ -112,9 +144,14 @@ class DeveloperToolbox:
             names = ", ".join(spec.name for spec in self.specs)
             return self._error(f"unknown tool {call.name!r}; available: {names}", True)
         try:
+            if call.name == "search":
+                return self._tool_search(call.arguments, stopped)
             result: ToolResult = handler(call.arguments)
         except ToolError as exc:
             return self._error(f"{call.name}: {exc}", summarizable)
+        except OSError as exc:  # a refusal no tool foresaw: still the model's to read
+            shown = str(exc.filename or "the worktree")
+            return self._error(f"{call.name}: {os_error(exc, shown, 'used')}", summarizable)
         return result
 
     def _error(self, message: str, summarizable: bool) -> ToolResult:
@@ -126,19 +163,11 @@ class DeveloperToolbox:
         return self.workspace.relative(self.workspace.resolve(path)) if path else None
 
     def _load(self, rel: str) -> list[str]:
-        path = self.workspace.resolve(rel)
-        if not path.is_file():
-            raise ToolError(f"{rel!r} is not a file; use list_dir or search to find files")
-        try:
-            with open_regular(path, rel) as (handle, _):
-                data = handle.read()
-        except OSError as exc:
-            raise ToolError(f"{rel!r} cannot be read: {exc.strerror}") from exc
-        if b"\x00" in data[:8192]:
-            raise ToolError(f"{rel!r} is a binary file")
-        return data.decode("utf-8", "replace").splitlines()
+        return read_lines(self.workspace.resolve(rel), rel)
 
-    def _tool_search(self, args: dict[str, Any]) -> ToolResult:
+    def _tool_search(
+        self, args: dict[str, Any], stopped: Callable[[], bool] = lambda: False
+    ) -> ToolResult:
         query = _str_arg(args, "query", required=True) or ""
         hits = search_files(
             self.workspace,
@@ -146,7 +175,7 @@ class DeveloperToolbox:
             under=_str_arg(args, "path"),
             regex=bool(args.get("regex", False)),
             excluded_dirs=self.stabilizer.policy.excluded_dirs,
-            cancelled=self._cancelled.is_set,
+            cancelled=stopped,
         )
         return ToolResult(_json(self.stabilizer.search_response(self.session, query, hits)))
 
@@ -166,18 +195,15 @@ class DeveloperToolbox:
         path = self.workspace.resolve(rel)
         if not path.is_dir():
             raise ToolError(f"{rel!r} is not a directory")
-        entries = []
-        for child in sorted(path.iterdir(), key=lambda p: p.name):
-            if child.name == ".git":
-                continue
-            kind = "dir" if child.is_dir() else "file"
-            entries.append(
-                {
-                    "name": child.name,
-                    "type": kind,
-                    "size": child.stat().st_size if kind == "file" else None,
-                }
-            )
+        try:
+            with os.scandir(path) as scan:
+                children = sorted(
+                    (child for child in scan if child.name not in HIDDEN_NAMES),
+                    key=lambda child: child.name,
+                )
+            entries = [_entry(child) for child in children]
+        except OSError as exc:
+            raise os_error(exc, rel, "listed") from None
         truncated = len(entries) > MAX_LIST_ENTRIES
         return ToolResult(
             _json(
@@ -195,12 +221,15 @@ class DeveloperToolbox:
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("argument 'content' must be a string with the whole file")
-        if len(content.encode("utf-8")) > MAX_WRITE_BYTES:
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ToolError(f"content is not valid text: {exc.reason}") from None
+        if len(data) > MAX_WRITE_BYTES:
             raise ToolError(f"content is larger than {MAX_WRITE_BYTES} bytes")
         path = self.workspace.resolve(rel, for_write=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
         written = self.workspace.relative(path)
-        write_regular(path, written, content.encode("utf-8"))
+        write_regular(path, written, data)
         self.written.add(written)
         return ToolResult(
             _json({"ok": True, "path": written, "lines": content.count("\n") + 1}),
