@@ -213,7 +213,7 @@ async def test_conflicting_tasks_are_both_halted_and_finishing_clears_the_index(
         await eventually(lambda: monitor.stats.events == 3, "three events")
     halted = sorted((s.task_id, s.level) for s in await signals_on_stream(nc))
     assert halted == [("a", "halt"), ("b", "halt")]
-    index = await StateStore(await ensure_bucket(nc.jetstream())).load_index()
+    index = (await StateStore(await ensure_bucket(nc.jetstream())).scan()).index
     assert index.files == {"x.py": ["b"]}
 
 

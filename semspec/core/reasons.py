@@ -26,6 +26,7 @@ class RiskReason(StrEnum):
     CONFLICTING_CHANGES = "conflicting_changes"
     REPEATED_FINGERPRINT = "repeated_fingerprint"
     CONTEXT_EXHAUSTION = "context_exhaustion"
+    PROTECTED_PATH = "protected_path"
 
 
 RISK_LEVELS: tuple[str, ...] = ("observe", "log", "warn", "pause", "halt", "escalate")

@@ -16,6 +16,7 @@ from semspec.core.logging import get_logger
 from semspec.core.run_folder import run_dir_of
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.processors.workflow_liveness import TemporalLiveness
 from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
 from semspec.services.presence import Presence, announce, default_identity, withdraw
 
@@ -50,7 +51,9 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     endpoints = resolve_endpoints(config, repo)
     nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-monitor")
     bridge = TemporalSignalBridge(lambda: temporal_client(config, endpoints.temporal_address))
-    monitor = RiskMonitor(nc, config.risk, bridge)
+    # Closed workflows leave the monitor's active set (see RiskMonitor.reconcile).
+    liveness = TemporalLiveness(lambda: temporal_client(config, endpoints.temporal_address))
+    monitor = RiskMonitor(nc, config.risk, bridge, liveness=liveness)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -103,6 +103,9 @@ class FilesPayload(Payload):
     never look like a conflict."""
     out_of_scope: list[str]
     """Touched paths that are neither task files nor allowed by ``scope.allow``."""
+    escaping_symlinks: list[str] = []
+    """Touched paths that are symlinks whose target lies outside the worktree (the risk
+    monitor's ``protected_path`` rule flags them)."""
 
 
 class EscalationRaised(Payload):

@@ -67,6 +67,18 @@ class ScopeCreepEvidence(RuleEvidence):
     """The task's own files."""
 
 
+class ProtectedPathEvidence(RuleEvidence):
+    """``protected_path``: the change touches ``.semspec/`` or adds a symlink leaving the
+    worktree."""
+
+    semspec_paths: list[str]
+    """Changed paths under ``.semspec/``."""
+    escaping_symlinks: list[str]
+    """Changed symlinks whose target lies outside the worktree."""
+    new: list[str]
+    """Those not signalled before in this episode."""
+
+
 class ConflictEvidence(Payload):
     """``conflicting_changes``: files this task shares with other active tasks."""
 
@@ -92,6 +104,7 @@ SignalEvidence = (
     | ContextPressureEvidence
     | TokensLeftEvidence
     | ScopeCreepEvidence
+    | ProtectedPathEvidence
     | ConflictEvidence
     | FingerprintEvidence
     | EscalationRaised

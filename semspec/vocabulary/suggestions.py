@@ -22,6 +22,7 @@ _GUIDANCE: Final[dict[str, str]] = {
     RiskReason.CONFLICTING_CHANGES: "rebase on the other task's branch, then continue",
     RiskReason.REPEATED_FINGERPRINT: "try a different approach; the last attempt changed nothing",
     RiskReason.CONTEXT_EXHAUSTION: "finish the current criterion, then checkpoint",
+    RiskReason.PROTECTED_PATH: "leave .semspec/ alone and keep symlinks inside the worktree",
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
 

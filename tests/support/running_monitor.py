@@ -8,7 +8,7 @@ from nats.aio.client import Client as NATS
 from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
-from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.processor import RiskMonitor, WorkflowLiveness
 from semspec.processors.signal_bridge import TemporalSignalBridge
 
 TEST_RISK = RiskConfig(ack_wait_s=2.0)
@@ -18,9 +18,15 @@ TEST_RISK = RiskConfig(ack_wait_s=2.0)
 class Running:
     """``async with Running(nc) as monitor``; given a Temporal client it signals workflows too."""
 
-    def __init__(self, nc: NATS, client: Client | None = None) -> None:
+    def __init__(
+        self,
+        nc: NATS,
+        client: Client | None = None,
+        risk: RiskConfig = TEST_RISK,
+        liveness: WorkflowLiveness | None = None,
+    ) -> None:
         bridge = TemporalSignalBridge.for_client(client) if client is not None else None
-        self.monitor = RiskMonitor(nc, TEST_RISK, bridge)
+        self.monitor = RiskMonitor(nc, risk, bridge, liveness=liveness)
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 

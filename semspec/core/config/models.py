@@ -90,6 +90,39 @@ def _rule(threshold: float, level: RiskLevel) -> RiskRule:
     return RiskRule(threshold=threshold, level=level)
 
 
+_MIB = 1024 * 1024
+_DAY_S = 86_400.0
+
+
+class StreamLimits(_Section):
+    """How much a JetStream stream (or KV bucket) keeps; the oldest data goes first."""
+
+    max_age_s: float = Field(gt=0)
+    """Seconds a message (or a KV value not written since) is kept."""
+    max_bytes: int = Field(gt=0)
+    """Most bytes the stream keeps in all."""
+    max_msg_size: int = Field(default=_MIB, gt=0)
+    """Largest single message (or KV value) accepted, in bytes."""
+
+
+def _limits(days: float, mib: int) -> StreamLimits:
+    return StreamLimits(max_age_s=days * _DAY_S, max_bytes=mib * _MIB)
+
+
+class RiskLimits(_Section):
+    """Bounds of every stream and bucket semspec creates; existing ones are updated on start."""
+
+    events: StreamLimits = Field(default_factory=lambda: _limits(7, 1024))
+    """``AGENT_MONITOR``: the loop events (``agent.monitor.*``)."""
+    signals: StreamLimits = Field(default_factory=lambda: _limits(30, 256))
+    """``USER_SIGNALS``: the user signals (``user.signal.*``)."""
+    dead_letters: StreamLimits = Field(default_factory=lambda: _limits(30, 256))
+    """``SEMSPEC_DEADLETTER``: events the monitor could not use."""
+    state: StreamLimits = Field(default_factory=lambda: _limits(30, 256))
+    """``SEMSPEC_RISK``: the monitor's KV bucket (task states and the file index); a value not
+    written for ``max_age_s`` expires."""
+
+
 class RiskConfig(_Section):
     retry_count: RiskRule = Field(default_factory=lambda: _rule(3, "escalate"))
     """Retries above ``threshold``, plus any a human granted with ``extend_budget``, escalate."""
@@ -114,6 +147,25 @@ class RiskConfig(_Section):
     """Seconds before an unacknowledged event is delivered again (e.g. after a crash)."""
     signal_dedupe_window_s: float = Field(default=3_600.0, gt=0)
     """Seconds JetStream remembers signal ids, so a re-published signal is dropped."""
+    protected_paths: RiskRule = Field(default_factory=lambda: _rule(0, "halt"))
+    """A change under ``.semspec/`` or a symlink pointing outside the worktree halts the task."""
+    max_deliver: int = Field(default=5, ge=1)
+    """Deliveries of an event that keeps failing before it goes to the dead letters."""
+    max_task_files: int = Field(default=10_000, ge=1)
+    """Most files one task may touch; a ``files`` event beyond it is dead-lettered."""
+    reconcile_interval_s: float = Field(default=300.0, gt=0)
+    """Seconds between checks that each active task's workflow is still open."""
+    idle_task_s: float = Field(default=7 * _DAY_S, gt=0)
+    """A task with no event for this long leaves the active set (its next event brings it
+    back)."""
+    limits: RiskLimits = Field(default_factory=RiskLimits)
+    """Age and size bounds of the monitor's streams and KV bucket."""
+
+    @model_validator(mode="after")
+    def _dedupe_window_fits(self) -> RiskConfig:
+        if self.signal_dedupe_window_s > self.limits.signals.max_age_s:
+            raise ValueError("signal_dedupe_window_s must not exceed limits.signals.max_age_s")
+        return self
 
 
 class ReviewerWindow(_Section):

@@ -11,6 +11,8 @@ from semspec.vocabulary.subjects import DEAD_LETTER_SUBJECT, MONITOR_STREAM
 
 ORIGINAL_SUBJECT_HEADER = "Semspec-Original-Subject"
 ERROR_HEADER = "Semspec-Error"
+ORIGINAL_SIZE_HEADER = "Semspec-Original-Size"
+_HEADER_ROOM = 4_096
 
 
 def parse_event(subject: str, raw: bytes) -> MonitorEvent:
@@ -30,10 +32,13 @@ def parse_event(subject: str, raw: bytes) -> MonitorEvent:
     return event
 
 
-async def dead_letter(js: JetStreamContext, msg: Msg, error: str) -> None:
+async def dead_letter(
+    js: JetStreamContext, msg: Msg, error: str, max_bytes: int = 1024 * 1024
+) -> None:
     """Republish ``msg`` to the dead-letter subject with its subject and the error as headers.
 
-    The message id comes from the stream sequence, so a redelivered bad event lands once.
+    The message id comes from the stream sequence, so a redelivered bad event lands once. A
+    body too large for the dead-letter stream is cut to fit; its original size is a header.
     """
     try:
         sequence = str(msg.metadata.sequence.stream)
@@ -46,4 +51,9 @@ async def dead_letter(js: JetStreamContext, msg: Msg, error: str) -> None:
     }
     if sequence:
         headers["Nats-Msg-Id"] = f"dl-{MONITOR_STREAM}-{sequence}"
-    await js.publish(DEAD_LETTER_SUBJECT, msg.data, headers=headers)
+    body = msg.data
+    room = max(0, max_bytes - _HEADER_ROOM)
+    if len(body) > room:
+        headers[ORIGINAL_SIZE_HEADER] = str(len(body))
+        body = body[:room]
+    await js.publish(DEAD_LETTER_SUBJECT, body, headers=headers)

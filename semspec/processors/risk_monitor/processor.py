@@ -2,13 +2,14 @@
 
 Order of the steps for each batch, and why a crash anywhere loses nothing and repeats nothing:
 
-1. Bad events go to the dead-letter stream, then are acked (never retried, never blocking).
+1. Bad events (undecodable, invalid, over-large, or naming more files than a task may touch)
+   go to the dead-letter stream with the reason, then are acked (never retried, never blocking).
 2. Rules run in memory over the batch, in stream order (``rules.apply_event``).
-3. The file index is written, then every changed task state, each with a revision check. A
-   state holds the ids of the events it has seen and an *outbox* of the signals those events
-   produced. Crash before this: nothing was stored, the events come back and are evaluated
-   again to the same result. Crash between the index and a state: adding a task to a file twice
-   changes nothing, so re-evaluation again gives the same result.
+3. Every changed task state is written, then the files of the index whose holders changed
+   (one key per file), each with a revision check. A state holds the ids of the events it has
+   seen and an *outbox* of the signals those events produced. Crash before this: nothing was
+   stored, the events come back and are evaluated again to the same result. Crash between a
+   state and the index: the next start rebuilds the index from the states.
 4. The outbox is published with ``Nats-Msg-Id`` = signal id, pause/halt/flag go to the workflow,
    and the states are written again with an empty outbox. Crash before the empty outbox is
    stored: the next start flushes every outbox it finds; JetStream drops a re-published id
@@ -17,12 +18,19 @@ Order of the steps for each batch, and why a crash anywhere loses nothing and re
 
 One monitor consumes the stream at a time; a second one loses the revision race, reloads and
 lets its batch be redelivered.
+
+A batch that fails is retried one event at a time, so one poison event cannot hold the others
+back; an event that fails on its ``risk.max_deliver``-th delivery goes to the dead letters with
+the error and the monitor moves on. Between batches, tasks whose workflow has closed (asked
+through ``WorkflowLiveness``) or that sent nothing for ``risk.idle_task_s`` leave the active
+set and the file index (``reconcile``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -35,7 +43,13 @@ from semspec.core.config.models import RiskConfig
 from semspec.core.logging import get_logger
 from semspec.processors.risk_monitor.deadletter import dead_letter, parse_event
 from semspec.processors.risk_monitor.puller import PullFeed
-from semspec.processors.risk_monitor.rules import Emission, apply_event, related_tasks
+from semspec.processors.risk_monitor.rules import (
+    MAX_FILE_HOLDERS,
+    Emission,
+    apply_event,
+    index_keys,
+    related_tasks,
+)
 from semspec.processors.risk_monitor.state import FileIndex, PendingSignal, TaskState
 from semspec.processors.risk_monitor.store import StateStore
 from semspec.processors.risk_monitor.streams import (
@@ -52,6 +66,19 @@ from semspec.vocabulary.subjects import MONITOR_STREAM, signal_subject
 def log() -> Any:
     """The logger, bound when used: a module-level one would keep the import-time setup."""
     return get_logger("risk-monitor")
+
+
+MAX_TASK_ID_CHARS = 256
+"""Longer task ids are refused: ids are stored in every file the task touched."""
+_PARALLEL_QUESTIONS = 32
+
+
+class WorkflowLiveness(Protocol):
+    """Whether a task's workflow is still open (the runner hands in one that asks Temporal)."""
+
+    async def is_open(self, task_id: str) -> bool | None:
+        """True while the workflow runs, False once closed or unknown, None if no answer."""
+        ...
 
 
 class SignalSink(Protocol):
@@ -75,6 +102,8 @@ class MonitorStats:
     signals_invalid: int = 0
     batches: int = 0
     failed_batches: int = 0
+    retired: int = 0
+    """Tasks taken out of the active set because their workflow closed or they went idle."""
 
 
 class RiskMonitor:
@@ -86,6 +115,7 @@ class RiskMonitor:
         risk: RiskConfig,
         sink: SignalSink | None = None,
         *,
+        liveness: WorkflowLiveness | None = None,
         consumer: str = CONSUMER,
         bucket: str = STATE_BUCKET,
     ) -> None:
@@ -99,12 +129,14 @@ class RiskMonitor:
         self._store: StateStore | None = None
         self._cache: dict[str, TaskState] = {}
         self._index = FileIndex()
+        self._liveness = liveness
+        self._next_reconcile = 0.0
         self.stats = MonitorStats()
 
     async def start(self) -> None:
         """Create what is missing, finish what a crashed run left half done, start pulling."""
         await ensure_streams(self._js, self._risk)
-        kv = await ensure_bucket(self._js, self._bucket)
+        kv = await ensure_bucket(self._js, self._bucket, self._risk)
         self._store = StateStore(kv)
         await ensure_consumer(self._js, self._risk, self._consumer)
         await self._recover()
@@ -112,36 +144,111 @@ class RiskMonitor:
 
     async def run(self, stop: asyncio.Event, idle_wait: float = 0.5) -> None:
         """Process batches until ``stop`` is set; the batch in hand is always finished."""
+        self._next_reconcile = time.monotonic() + self._risk.reconcile_interval_s
         while not stop.is_set():
             msgs = await self._feed.next_batch(idle_wait)
             if msgs:
                 await self.process(msgs)
+            if time.monotonic() >= self._next_reconcile:
+                await self._guarded(self.reconcile)
+                self._next_reconcile = time.monotonic() + self._risk.reconcile_interval_s
         for msg in await self._feed.stop():
             with contextlib.suppress(Exception):  # else it returns after ack_wait anyway
                 await msg.nak()  # handed back at once rather than after ack_wait
 
     async def process(self, msgs: list[Msg]) -> None:
-        """Handle one batch; on a failure reload state and let the batch be redelivered."""
+        """Handle one batch; on a failure reload state and retry its events one at a time.
+
+        An event that fails alone is handed back for redelivery, or dead-lettered on its last
+        allowed delivery (``risk.max_deliver``), so a poison event never blocks the stream.
+        """
         self.stats.batches += 1
         try:
             await self._process(msgs)
-        except Exception:
+            return
+        except Exception as exc:
             self.stats.failed_batches += 1
-            log().exception("batch failed; reloading state", size=len(msgs))
-            self._cache.clear()
-            self.store.forget()
-            while True:  # e.g. NATS is reconnecting: keep trying rather than crash
-                try:
-                    await self._recover()
-                    break
-                except Exception as exc:
-                    log().warning("recovery failed; retrying", error=str(exc))
-                    await asyncio.sleep(1.0)
-            for msg in msgs:
-                if not msg.is_acked:
-                    # Best effort: without the nak the event still returns after ack_wait.
-                    with contextlib.suppress(Exception):
-                        await msg.nak(delay=1.0)
+            log().warning("batch failed; retrying its events one by one", size=len(msgs))
+            await self._reload()
+            if len(msgs) == 1:
+                await self._failed(msgs[0], exc)
+                return
+        for msg in msgs:
+            if msg.is_acked:
+                continue
+            try:
+                await self._process([msg])
+            except Exception as exc:
+                await self._reload()
+                await self._failed(msg, exc)
+
+    async def reconcile(self, now: float | None = None) -> list[str]:
+        """Retire active tasks whose workflow closed or that were idle for ``risk.idle_task_s``.
+
+        A retired task is stored inactive and leaves the file index, as after ``finished``;
+        its next event (if one ever comes) makes it active again. Returns the retired ids.
+        """
+        now = time.time() if now is None else now
+        active = sorted(t for t, s in self._cache.items() if s.active)
+        idle_after = self._risk.idle_task_s
+        retired = [t for t in active if 0 < self._cache[t].received_at < now - idle_after]
+        if self._liveness is not None:
+            asked = [t for t in active if t not in retired]
+            for start in range(0, len(asked), _PARALLEL_QUESTIONS):
+                chunk = asked[start : start + _PARALLEL_QUESTIONS]
+                answers = await asyncio.gather(*(self._liveness.is_open(t) for t in chunk))
+                retired += [
+                    t for t, is_open in zip(chunk, answers, strict=True) if is_open is False
+                ]
+        if not retired:
+            return []
+        index = self._index
+        states = [replace(self._cache[t], active=False) for t in retired]
+        for state in states:
+            index = index.remove(state.task_id)
+        await asyncio.gather(*(self.store.save_task(s) for s in states))
+        await self.store.save_index(self._index, index)
+        self._index = index
+        for task_id in retired:
+            self._cache.pop(task_id, None)
+        self.stats.retired += len(retired)
+        log().info("tasks left the active set", tasks=len(retired), first=retired[:5])
+        return sorted(retired)
+
+    async def _guarded(self, step: Any) -> None:
+        """Run ``step`` (no arguments); a failure reloads state instead of stopping the loop."""
+        try:
+            await step()
+        except Exception as exc:
+            log().warning("reconcile failed; reloading state", error=str(exc))
+            await self._reload()
+
+    async def _reload(self) -> None:
+        """Forget cached state and read it again from KV (after a failed batch)."""
+        self._cache.clear()
+        self.store.forget()
+        while True:  # e.g. NATS is reconnecting: keep trying rather than crash
+            try:
+                await self._recover()
+                return
+            except Exception as exc:
+                log().warning("recovery failed; retrying", error=str(exc))
+                await asyncio.sleep(1.0)
+
+    async def _failed(self, msg: Msg, exc: Exception) -> None:
+        """Hand a failed event back, or dead-letter it on its last allowed delivery."""
+        try:
+            delivered = msg.metadata.num_delivered
+        except Exception:  # no JetStream metadata: nothing will redeliver it anyway
+            delivered = self._risk.max_deliver
+        error = f"{type(exc).__name__}: {exc}"
+        if delivered < self._risk.max_deliver:
+            log().warning("event failed; handed back", subject=msg.subject, error=error)
+            # Best effort: without the nak the event still returns after ack_wait.
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=1.0)
+            return
+        await self._dead_letter(msg, f"failed {delivered} deliveries: {error}")
 
     @property
     def store(self) -> StateStore:
@@ -150,46 +257,80 @@ class RiskMonitor:
             raise RuntimeError("RiskMonitor.start() was not awaited")
         return self._store
 
+    async def _dead_letter(self, msg: Msg, error: str) -> None:
+        log().warning("event to dead letters", subject=msg.subject, error=error)
+        await dead_letter(self._js, msg, error, self._risk.limits.dead_letters.max_msg_size)
+        await msg.ack()
+        self.stats.dead_letters += 1
+
     async def _process(self, msgs: list[Msg]) -> None:
         events: list[tuple[Msg, MonitorEvent]] = []
+        limit = self._risk.limits.events.max_msg_size
         for msg in msgs:
             try:
-                events.append((msg, parse_event(msg.subject, msg.data)))
+                if len(msg.data) > limit:
+                    raise ValueError(f"event of {len(msg.data)} bytes, over the {limit} limit")
+                event = parse_event(msg.subject, msg.data)
+                if len(event.task_id) > MAX_TASK_ID_CHARS:
+                    raise ValueError(f"task id longer than {MAX_TASK_ID_CHARS} characters")
+                events.append((msg, event))
             except ValueError as exc:
-                log().warning("bad event to dead letters", subject=msg.subject, error=str(exc))
-                await dead_letter(self._js, msg, str(exc))
-                await msg.ack()
-                self.stats.dead_letters += 1
+                await self._dead_letter(msg, str(exc))
 
         index = self._index
         changed: dict[str, TaskState] = {}
-        for _, event in events:
+        used: list[Msg] = []
+        for msg, event in events:
             states = {}
             for task_id in related_tasks(event, index):
                 state = await self._state(task_id)
                 if state is not None:
                     states[task_id] = state
+            if (
+                refusal := self._too_many_files(event, states.get(event.task_id), index)
+            ) is not None:
+                await self._dead_letter(msg, refusal)
+                continue
+            used.append(msg)
             step = apply_event(event, states, index, self._risk)
             if step.duplicate:
                 self.stats.duplicates += 1
                 continue
             self.stats.events += 1
+            step.states[event.task_id].received_at = _stored_at(msg)
             index = step.index
             self._cache.update(step.states)
             changed.update(step.states)
             self._log(event, step.emissions)
 
-        if index.files != self._index.files:
-            await self.store.save_index(index)
-        self._index = index
+        # States first: a state that cannot be stored fails the batch before the index moves.
         await asyncio.gather(*(self.store.save_task(s) for s in changed.values()))
+        await self.store.save_index(self._index, index)
+        self._index = index
         await self._flush(s for s in changed.values() if s.outbox)
         for state in changed.values():
             if not state.active:
                 self._cache.pop(state.task_id, None)  # finished: read from KV if it ever returns
-        for msg, _ in events:
+        for msg in used:
             await msg.ack()
-        self.stats.acked += len(events)
+        self.stats.acked += len(used)
+
+    def _too_many_files(
+        self, event: MonitorEvent, state: TaskState | None, index: FileIndex
+    ) -> str | None:
+        """Why a ``files`` event is refused (too many files for one task, or for one file's
+        holders), or None; these bounds keep every stored value under the size limit."""
+        if event.kind != "files":
+            return None
+        cap = self._risk.max_task_files
+        touched = set(event.data.files) | set(state.touched if state else [])
+        if len(touched) > cap:
+            return f"the task would touch {len(touched)} files, more than risk.max_task_files"
+        for key in index_keys(event.data.repo, event.data.files):
+            holders = index.holders(key)
+            if len(holders) >= MAX_FILE_HOLDERS and event.task_id not in holders:
+                return f"a file is already held by {len(holders)} active tasks"
+        return None
 
     async def _state(self, task_id: str) -> TaskState | None:
         state = self._cache.get(task_id)
@@ -235,18 +376,17 @@ class RiskMonitor:
 
     async def _recover(self) -> None:
         """Flush outboxes a crashed run left behind, warm the cache and repair the file index."""
-        states = await self.store.task_states()
+        snapshot = await self.store.scan()
+        states, stored = snapshot.states, snapshot.index
         flushed = {s.task_id: s for s in await self._flush(s for s in states if s.outbox)}
         states = [flushed.get(s.task_id, s) for s in states]
-        stored = await self.store.load_index()
         index = FileIndex()
         for state in states:
             if state.active:
                 self._cache[state.task_id] = state
-                index = index.add(state.task_id, state.touched)
+                index = index.add(state.task_id, index_keys(state.repo, state.touched))
         # Every active task's touched files, from the states (the source of truth).
-        if index.files != stored.files:
-            await self.store.save_index(index)
+        await self.store.save_index(stored, index)
         self._index = index
         if states:
             log().info("state recovered", tasks=len(states), active=len(self._cache))
@@ -262,3 +402,11 @@ class RiskMonitor:
                 signal_id=signal.signal_id,
                 event_id=event.event_id,
             )
+
+
+def _stored_at(msg: Msg) -> float:
+    """When JetStream stored ``msg`` (epoch seconds), or now for a message without metadata."""
+    try:
+        return msg.metadata.timestamp.timestamp()
+    except Exception:
+        return time.time()

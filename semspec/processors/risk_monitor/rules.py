@@ -36,6 +36,7 @@ from semspec.vocabulary.signal_evidence import (
     ConflictEvidence,
     ContextPressureEvidence,
     FingerprintEvidence,
+    ProtectedPathEvidence,
     RetryLimitEvidence,
     ScopeCreepEvidence,
     SignalEvidence,
@@ -43,6 +44,9 @@ from semspec.vocabulary.signal_evidence import (
 )
 
 MAX_FINGERPRINTS = 64
+MAX_FILE_HOLDERS = 1_000
+"""Most active tasks one file of the index may hold; a ``files`` event beyond it is refused
+(by the processor), which keeps every stored index value small."""
 LOOP_BOUND_RULES: tuple[str, ...] = (RiskReason.RETRY_LIMIT, RiskReason.REPEATED_FINGERPRINT)
 """Rules whose condition the task loop escalates on by itself (retries, unchanged evidence)."""
 
@@ -96,6 +100,7 @@ def apply_event(
         own.levels = {}
         own.fingerprints = {}
         own.outside_scope = []
+        own.protected = []
         own.retry_allowance += _granted_retries(event)
     if event.kind == "finished":
         own.active = False
@@ -147,6 +152,7 @@ def _own_triggers(
 
     if event.kind == "files":
         yield from _scope_triggers(state, event.data, risk, where)
+        yield from _protected_triggers(state, event.data, risk, where)
 
 
 def _context_triggers(
@@ -183,6 +189,7 @@ def _scope_triggers(
     if data.task_files:
         state.task_files = sorted(set(data.task_files))
     state.touched = sorted(set(state.touched) | set(data.files))
+    state.repo = data.repo or state.repo
     rule = risk.scope_creep
     if not (rule.enabled and state.task_files):
         return  # without the task's files there is no scope to creep out of
@@ -197,6 +204,29 @@ def _scope_triggers(
             **where, outside=outside, new=new, task_files=state.task_files
         )
         yield RiskReason.SCOPE_CREEP, rule, evidence
+
+
+SEMSPEC_DIR = ".semspec/"
+"""Changes under this prefix alter semspec's own config, prompts and sources for every task."""
+
+
+def _protected_triggers(
+    state: TaskState, data: FilesPayload, risk: RiskConfig, where: dict[str, Any]
+) -> Iterator[tuple[str, RiskRule, SignalEvidence]]:
+    rule = risk.protected_paths
+    if not rule.enabled:
+        return
+    semspec_paths = sorted({p for p in data.files if p.startswith(SEMSPEC_DIR)})
+    symlinks = sorted(set(data.escaping_symlinks))
+    # Like scope creep: the event repeats the whole diff, so only a path not yet signalled in
+    # this episode climbs the ladder again.
+    new = sorted({*semspec_paths, *symlinks} - set(state.protected))
+    if len(semspec_paths) + len(symlinks) > rule.threshold and new:
+        state.protected = sorted({*state.protected, *new})
+        evidence = ProtectedPathEvidence(
+            **where, semspec_paths=semspec_paths, escaping_symlinks=symlinks, new=new
+        )
+        yield RiskReason.PROTECTED_PATH, rule, evidence
 
 
 def _check_conflicts(
@@ -239,8 +269,14 @@ def _indexed_files(event: MonitorEvent) -> list[tuple[str, str]]:
     """
     if event.kind != "files":
         return []
-    prefix = f"{event.data.repo}:" if event.data.repo else ""
-    return [(prefix + path, path) for path in event.data.files if path]
+    paths = [path for path in event.data.files if path]
+    return list(zip(index_keys(event.data.repo, paths), paths, strict=True))
+
+
+def index_keys(repo: str, paths: list[str]) -> list[str]:
+    """The index keys of ``paths`` in the repository whose identity is ``repo``."""
+    prefix = f"{repo}:" if repo else ""
+    return [prefix + path for path in paths if path]
 
 
 def _fire(

@@ -10,6 +10,7 @@ from semspec.vocabulary.signal_evidence import (
     ConflictEvidence,
     ContextPressureEvidence,
     FingerprintEvidence,
+    ProtectedPathEvidence,
     RetryLimitEvidence,
     ScopeCreepEvidence,
     SignalEvidence,
@@ -33,6 +34,13 @@ def describe(task_id: str, reason: str, level: str, evidence: SignalEvidence) ->
             what = f"context {evidence.utilization:.0%} full (limit {evidence.threshold:.0%})"
         case ScopeCreepEvidence():
             what = "touched files outside the task: " + ", ".join(evidence.outside)
+        case ProtectedPathEvidence():
+            what = "changed protected paths: " + ", ".join(
+                [
+                    *evidence.semspec_paths,
+                    *(f"{p} (symlink out of the worktree)" for p in evidence.escaping_symlinks),
+                ]
+            )
         case ConflictEvidence():
             others = ", ".join(evidence.other_tasks)
             what = f"changes {', '.join(evidence.files)} also changed by {others}"

@@ -1,7 +1,8 @@
 """What the monitor remembers: one ``TaskState`` per task and the ``FileIndex`` across tasks.
 
-Both are plain JSON in the KV bucket, so ``semspec monitor state`` can print them and a
-restarted monitor continues where the previous one stopped.
+Both are plain JSON in the KV bucket (the index as one key per file, see ``store``), so
+``semspec monitor state`` can print them and a restarted monitor continues where the previous
+one stopped.
 """
 
 from __future__ import annotations
@@ -46,13 +47,20 @@ class TaskState:
     fingerprints: dict[str, int] = field(default_factory=dict)
     """Times each evidence fingerprint was seen in this episode."""
     touched: list[str] = field(default_factory=list)
+    repo: str = ""
+    """The repository identity of the task's ``files`` events (prefix of its index keys)."""
     task_files: list[str] = field(default_factory=list)
     outside_scope: list[str] = field(default_factory=list)
     """Files outside the task already signalled in this episode; only new ones climb again."""
+    protected: list[str] = field(default_factory=list)
+    """Protected paths (under ``.semspec/``, escaping symlinks) already signalled this episode."""
     utilization: float = 0.0
     active: bool = True
     events: int = 0
     last_event_at: str = ""
+    received_at: float = 0.0
+    """When JetStream stored the task's latest event (epoch seconds, the server's clock, which
+    an event cannot forge); tasks idle for ``risk.idle_task_s`` leave the active set."""
     outbox: list[PendingSignal] = field(default_factory=list)
     """Signals stored but not yet confirmed published; flushed again after a crash."""
 
@@ -98,12 +106,7 @@ class FileIndex:
                 files[path] = kept
         return FileIndex(files)
 
-    def to_json(self) -> bytes:
-        """Compact JSON for the KV bucket."""
-        return json.dumps(self.files, sort_keys=True, separators=(",", ":")).encode()
-
-    @classmethod
-    def from_json(cls, raw: bytes) -> FileIndex:
-        """Parse a stored index."""
-        body = json.loads(raw)
-        return cls({str(k): [str(t) for t in v] for k, v in body.items()})
+    def changed(self, other: FileIndex) -> list[str]:
+        """Files whose holders differ between this index and ``other`` (what a save writes)."""
+        keys = self.files.keys() | other.files.keys()
+        return sorted(k for k in keys if self.holders(k) != other.holders(k))

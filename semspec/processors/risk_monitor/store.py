@@ -1,19 +1,44 @@
-"""Task states and the file index in a JetStream KV bucket, written with revision checks."""
+"""Task states and the file index in a JetStream KV bucket, written with revision checks.
+
+Keys: ``task.<id>`` holds one ``TaskState``; ``file.<hash>`` holds the active tasks that touched
+one file (``{"file": ..., "tasks": [...]}``). No value grows with the number of tasks or files
+in the project: a value is one task's state or one file's holders. Earlier versions kept the
+whole index under one key (``index.files``), which stopped the monitor once it passed the
+server's 1 MiB payload limit; ``scan`` drops that key (the index is rebuilt from the states).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
-from nats.js.kv import KeyValue
+from nats.js.errors import (
+    APIError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+)
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from semspec.core.errors import ServiceError
+from semspec.core.logging import get_logger
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 
-INDEX_KEY = "index.files"
+LEGACY_INDEX_KEY = "index.files"
 _TASK_PREFIX = "task."
+_FILE_PREFIX = "file."
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_=-]{1,200}")
+_PARALLEL_WRITES = 64
+_WRONG_LAST_SEQUENCE = 10071  # JetStream's error code for a failed expected-last check
+
+
+def log() -> Any:
+    """The logger, bound when used: a module-level one would keep the import-time setup."""
+    return get_logger("risk-monitor")
 
 
 def task_key(task_id: str) -> str:
@@ -21,6 +46,19 @@ def task_key(task_id: str) -> str:
     if _PLAIN_ID.fullmatch(task_id):
         return _TASK_PREFIX + task_id
     return _TASK_PREFIX + "h-" + hashlib.sha256(task_id.encode()).hexdigest()[:40]
+
+
+def file_key(path: str) -> str:
+    """KV key of one file of the index (paths hold characters KV keys cannot; the value has it)."""
+    return _FILE_PREFIX + hashlib.sha256(path.encode()).hexdigest()[:40]
+
+
+@dataclass
+class Snapshot:
+    """Everything in the bucket, read in one pass: task states and the stored file index."""
+
+    states: list[TaskState] = field(default_factory=list)
+    index: FileIndex = field(default_factory=FileIndex)
 
 
 class StateStore:
@@ -43,28 +81,52 @@ class StateStore:
         """Store ``state`` if nobody wrote the key since this store last read or wrote it."""
         await self._put(task_key(state.task_id), state.to_json())
 
-    async def load_index(self) -> FileIndex:
-        """The stored file index (empty if none)."""
-        raw = await self._get(INDEX_KEY)
-        return FileIndex() if raw is None else FileIndex.from_json(raw)
+    async def save_index(self, before: FileIndex, after: FileIndex) -> None:
+        """Write the files whose holders changed from ``before`` to ``after`` (one key each)."""
+        changed = after.changed(before)
+        for start in range(0, len(changed), _PARALLEL_WRITES):
+            chunk = changed[start : start + _PARALLEL_WRITES]
+            await asyncio.gather(*(self._save_file(path, after.holders(path)) for path in chunk))
 
-    async def save_index(self, index: FileIndex) -> None:
-        """Store the file index with the same revision check as task states."""
-        await self._put(INDEX_KEY, index.to_json())
+    async def _save_file(self, path: str, tasks: list[str]) -> None:
+        key = file_key(path)
+        if tasks:
+            body = {"file": path, "tasks": tasks}
+            await self._put(key, json.dumps(body, separators=(",", ":")).encode())
+        else:
+            await self._delete(key)
 
     async def task_states(self) -> list[TaskState]:
-        """Every stored task state (used on start-up to recover and warm the cache)."""
+        """Every stored task state (used by ``semspec monitor state``)."""
+        return (await self.scan()).states
+
+    async def scan(self) -> Snapshot:
+        """Read the whole bucket in one pass (a KV watch), remembering every key's revision."""
+        self._revisions.clear()
+        snapshot = Snapshot()
+        files: dict[str, list[str]] = {}
+        watcher = await self._kv.watchall()
         try:
-            keys = await self._kv.keys()
-        except NoKeysError:
-            keys = []
-        states = []
-        for key in sorted(k for k in keys if k.startswith(_TASK_PREFIX)):
-            raw = await self._get(key)
-            if raw is not None:
-                states.append(TaskState.from_json(raw))
-        self._listed = set(keys)
-        return states
+            async for entry in watcher:
+                if entry is None:  # the end of what is stored now
+                    break
+                self._revisions[entry.key] = entry.revision or 0
+                if entry.operation in (KV_DEL, KV_PURGE) or entry.value is None:
+                    continue
+                if entry.key.startswith(_TASK_PREFIX):
+                    snapshot.states.append(TaskState.from_json(entry.value))
+                elif entry.key.startswith(_FILE_PREFIX):
+                    body = json.loads(entry.value)
+                    files[str(body["file"])] = [str(t) for t in body["tasks"]]
+                elif entry.key == LEGACY_INDEX_KEY:
+                    log().info("old single-key file index dropped; rebuilt from task states")
+                    await self._delete(entry.key)
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
+        self._listed = set(self._revisions)
+        snapshot.states.sort(key=lambda s: task_key(s.task_id))
+        snapshot.index = FileIndex(files)
+        return snapshot
 
     def forget(self) -> None:
         """Drop remembered revisions, so the next writes re-read what is stored."""
@@ -77,6 +139,10 @@ class StateStore:
             return None
         try:
             entry = await self._kv.get(key)
+        except KeyDeletedError as exc:
+            # A delete marker is the key's last message: the next write must name it.
+            self._revisions[key] = exc.entry.revision or 0
+            return None
         except KeyNotFoundError:
             self._revisions[key] = 0
             return None
@@ -90,8 +156,27 @@ class StateStore:
             self._revisions[key] = await self._kv.update(key, value, last=self._revisions[key])
         except KeyWrongLastSequenceError as exc:
             self._revisions.pop(key, None)
-            raise ServiceError(
-                f"monitor state {key!r} was changed by another writer",
-                service="nats",
-                hint="run one `semspec monitor` per NATS account; this one will reload and retry",
-            ) from exc
+            raise _lost_race(key) from exc
+
+    async def _delete(self, key: str) -> None:
+        if key not in self._revisions:
+            await self._get(key)
+        last = self._revisions.pop(key)
+        if self._listed is not None:
+            self._listed.add(key)  # so the next write reads the delete marker's revision
+        if last == 0:
+            return  # nothing stored
+        try:
+            await self._kv.delete(key, last=last)
+        except APIError as exc:
+            if exc.err_code == _WRONG_LAST_SEQUENCE:
+                raise _lost_race(key) from exc
+            raise
+
+
+def _lost_race(key: str) -> ServiceError:
+    return ServiceError(
+        f"monitor state {key!r} was changed by another writer",
+        service="nats",
+        hint="run one `semspec monitor` per NATS account; this one will reload and retry",
+    )

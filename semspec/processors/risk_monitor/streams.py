@@ -1,4 +1,10 @@
-"""Create (idempotently) the streams, the durable consumer and the state bucket the monitor uses."""
+"""Create (idempotently) the streams, the durable consumer and the state bucket the monitor uses.
+
+Every stream and the bucket get the bounds of ``risk.limits`` (age, bytes, message size), also
+when they already exist: a stream made by an older semspec, or by the task loop's publisher
+before the monitor started, is brought to the configured limits here. This module is the one
+place those limits are set.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,14 @@ from nats.js.api import (
     AckPolicy,
     ConsumerConfig,
     DeliverPolicy,
+    DiscardPolicy,
     StorageType,
     StreamConfig,
 )
 from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
-from semspec.core.config.models import RiskConfig
+from semspec.core.config.models import RiskConfig, StreamLimits
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     DEAD_LETTER_SUBJECT,
@@ -27,30 +34,37 @@ STATE_BUCKET = "SEMSPEC_RISK"
 CONSUMER = "risk-monitor"
 
 
-async def ensure_streams(js: JetStreamContext, risk: RiskConfig) -> None:
-    """Make sure the monitor, signal and dead-letter streams exist; existing ones are kept."""
-    await _ensure_stream(
-        js, StreamConfig(name=MONITOR_STREAM, subjects=[MONITOR_SUBJECTS], storage=StorageType.FILE)
+def _bounded(
+    name: str, subject: str, limits: StreamLimits, duplicate_window: float = 0
+) -> StreamConfig:
+    return StreamConfig(
+        name=name,
+        subjects=[subject],
+        storage=StorageType.FILE,
+        max_age=limits.max_age_s,
+        max_bytes=limits.max_bytes,
+        max_msg_size=limits.max_msg_size,
+        duplicate_window=duplicate_window,
     )
+
+
+async def ensure_streams(js: JetStreamContext, risk: RiskConfig, *, update: bool = True) -> None:
+    """Make sure the monitor, signal and dead-letter streams exist with ``risk.limits``.
+
+    With ``update`` false, existing streams are left as they are (the task loop's publisher:
+    the monitor, which reads the same config, applies the limits when it starts).
+    """
+    limits = risk.limits
+    await _ensure_stream(js, _bounded(MONITOR_STREAM, MONITOR_SUBJECTS, limits.events), update)
     # A long duplicate window: a signal re-published after a crash must still be recognised.
-    await _ensure_stream(
-        js,
-        StreamConfig(
-            name=SIGNAL_STREAM,
-            subjects=[SIGNAL_SUBJECTS],
-            storage=StorageType.FILE,
-            duplicate_window=risk.signal_dedupe_window_s,
-        ),
-    )
-    await _ensure_stream(
-        js,
-        StreamConfig(
-            name=DEAD_LETTER_STREAM, subjects=[DEAD_LETTER_SUBJECT], storage=StorageType.FILE
-        ),
-    )
+    window = risk.signal_dedupe_window_s
+    signals = _bounded(SIGNAL_STREAM, SIGNAL_SUBJECTS, limits.signals, duplicate_window=window)
+    await _ensure_stream(js, signals, update)
+    dead = _bounded(DEAD_LETTER_STREAM, DEAD_LETTER_SUBJECT, limits.dead_letters)
+    await _ensure_stream(js, dead, update)
 
 
-async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
+async def _ensure_stream(js: JetStreamContext, config: StreamConfig, update: bool) -> None:
     assert config.name is not None
     try:
         info = await js.stream_info(config.name)
@@ -61,13 +75,31 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
         except BadRequestError:
             # Someone else (the workflow's publisher) created it meanwhile with its own settings.
             info = await js.stream_info(config.name)
-    # Another creator may have used the 2-minute default; signal dedupe needs the longer window.
-    if config.duplicate_window and info.config.duplicate_window < config.duplicate_window:
-        await js.update_stream(info.config.evolve(duplicate_window=config.duplicate_window))
+    if update:
+        await _apply_limits(js, info.config, config)
+
+
+async def _apply_limits(js: JetStreamContext, have: StreamConfig, want: StreamConfig) -> None:
+    """Update ``have`` to the bounds of ``want`` when they differ (one stream update)."""
+    changes = {
+        "max_age": want.max_age,
+        "max_bytes": want.max_bytes,
+        "max_msg_size": want.max_msg_size,
+        "discard": DiscardPolicy.OLD,
+    }
+    # Signal dedupe needs the longer window; another creator may have used the 2-minute default.
+    if want.duplicate_window and (have.duplicate_window or 0) < want.duplicate_window:
+        changes["duplicate_window"] = want.duplicate_window
+    if any(getattr(have, key) != value for key, value in changes.items()):
+        await js.update_stream(have.evolve(**changes))
 
 
 async def ensure_consumer(js: JetStreamContext, risk: RiskConfig, name: str = CONSUMER) -> None:
-    """Create or update the durable pull consumer on the monitor stream (explicit acks)."""
+    """Create or update the durable pull consumer on the monitor stream (explicit acks).
+
+    ``max_deliver`` bounds redelivery: the processor dead-letters an event on its last
+    delivery, and the server would stop delivering it after that anyway.
+    """
     await js.add_consumer(
         MONITOR_STREAM,
         ConsumerConfig(
@@ -77,13 +109,38 @@ async def ensure_consumer(js: JetStreamContext, risk: RiskConfig, name: str = CO
             deliver_policy=DeliverPolicy.ALL,
             ack_wait=risk.ack_wait_s,
             max_ack_pending=risk.max_ack_pending,
+            max_deliver=risk.max_deliver,
         ),
     )
 
 
-async def ensure_bucket(js: JetStreamContext, bucket: str = STATE_BUCKET) -> KeyValue:
-    """The KV bucket of task states and the file index, created on first use."""
+async def ensure_bucket(
+    js: JetStreamContext, bucket: str = STATE_BUCKET, risk: RiskConfig | None = None
+) -> KeyValue:
+    """The KV bucket of task states and the file index, created on first use, with limits.
+
+    The bucket drops its oldest values when full (rather than refusing new ones, the KV
+    default), so a full bucket costs the state of long-finished tasks, not the monitor.
+    """
+    limits = (risk or RiskConfig()).limits.state
     try:
-        return await js.key_value(bucket)
+        kv = await js.key_value(bucket)
     except BucketNotFoundError:
-        return await js.create_key_value(bucket=bucket, history=1, direct=True)
+        kv = await js.create_key_value(
+            bucket=bucket,
+            history=1,
+            direct=True,
+            ttl=limits.max_age_s,
+            max_bytes=limits.max_bytes,
+            max_value_size=limits.max_msg_size,
+        )
+    stream = f"KV_{bucket}"
+    info = await js.stream_info(stream)
+    want = StreamConfig(
+        name=stream,
+        max_age=limits.max_age_s,
+        max_bytes=limits.max_bytes,
+        max_msg_size=limits.max_msg_size,
+    )
+    await _apply_limits(js, info.config, want)
+    return kv

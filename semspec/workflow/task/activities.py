@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,6 +46,7 @@ from semspec.workflow.gates.runner import run_gates
 from semspec.workflow.git.commit import commit_task
 from semspec.workflow.git.diff import DiffInfo, worktree_diff
 from semspec.workflow.git.identity import repository_identity
+from semspec.workflow.git.symlinks import escaping_symlinks
 from semspec.workflow.git.worktree import ensure_worktree
 from semspec.workflow.task.context_activities import developer_context, repo_config
 from semspec.workflow.task.messages import (
@@ -106,7 +107,7 @@ def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:
     return configured.model_copy(update=update)
 
 
-async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInfo, list[str], str]:
+async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInfo, Changes]:
     """One developer iteration, then what it changed (see ``_changes``).
 
     Config and script files, git and the graph (maybe a server a round trip away) are read in
@@ -130,8 +131,8 @@ async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInf
         context=context,
     )
     result = await agent.develop(request)
-    diff, outside, identity = await asyncio.to_thread(_changes, spec, ws)
-    return result, diff, outside, identity
+    diff, changes = await asyncio.to_thread(_changes, spec, ws)
+    return result, diff, changes
 
 
 async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
@@ -159,8 +160,21 @@ async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
     return await agent.review(request)
 
 
-def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, list[str], str]:
-    """What the developer changed, which of it is out of scope, and the repository's identity.
+@dataclass(frozen=True)
+class Changes:
+    """What the ``files`` event says about a diff beyond its paths."""
+
+    outside: list[str]
+    """Changed paths out of the task's scope."""
+    identity: str
+    """The repository's identity (its root commit)."""
+    escaping_symlinks: list[str]
+    """Changed paths that are symlinks pointing outside the worktree."""
+
+
+def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, Changes]:
+    """What the developer changed, which of it is out of scope, the repository's identity and
+    the changed symlinks that leave the worktree.
 
     Test files that go with the change (``scope.allow``) are not scope creep; the monitor gets
     this very list, so it flags exactly what the loop reports. The identity's history walk is
@@ -169,7 +183,8 @@ def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, list[str], str]:
     repo = Path(spec.repo_path)
     diff = worktree_diff(Path(ws.path), ws.base_commit)
     outside = out_of_scope(diff.files, spec.task_files, repo_config(repo).scope.allow)
-    return diff, outside, repository_identity(str(repo), ws.base_commit)
+    identity = repository_identity(str(repo), ws.base_commit)
+    return diff, Changes(outside, identity, escaping_symlinks(Path(ws.path), diff.files))
 
 
 def _event_id(ctx: EventContext, kind: str, suffix: str = "") -> str:
@@ -235,12 +250,14 @@ class TaskActivities:
             "iteration",
             lambda: IterationPayload(phase="developer", retries=inp.retries),
         )
-        result, diff, outside, identity = await _with_heartbeat(_developer_turn(inp))
+        result, diff, changes = await _with_heartbeat(_developer_turn(inp))
+        outside = changes.outside
         files = FilesPayload(
             files=diff.files,
             task_files=sorted(set(spec.task_files)),
-            repo=identity,
+            repo=changes.identity,
             out_of_scope=outside,
+            escaping_symlinks=changes.escaping_symlinks,
         )
         dropped += await self._emit(inp.events, "files", lambda: files)
         return DeveloperStep(

@@ -22,31 +22,15 @@ from typing import Any
 
 import nats
 from nats.aio.client import Client as NatsClient
-from nats.js.api import StreamConfig
-from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
+from semspec.core.config.models import RiskConfig
 from semspec.core.logging import get_logger
+from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
-from semspec.vocabulary.subjects import (
-    MONITOR_STREAM,
-    MONITOR_SUBJECTS,
-    SIGNAL_STREAM,
-    SIGNAL_SUBJECTS,
-    monitor_subject,
-    signal_subject,
-)
+from semspec.vocabulary.subjects import monitor_subject, signal_subject
 
 log = get_logger("publisher")
-
-
-async def ensure_streams(js: Any) -> None:
-    """Create the monitor and signal streams when missing; leave existing ones untouched."""
-    for name, subjects in ((MONITOR_STREAM, MONITOR_SUBJECTS), (SIGNAL_STREAM, SIGNAL_SUBJECTS)):
-        try:
-            await js.stream_info(name)
-        except NotFoundError:
-            await js.add_stream(StreamConfig(name=name, subjects=[subjects]))
 
 
 @dataclass
@@ -56,6 +40,8 @@ class EventPublisher:
     url: str
     options: dict[str, Any] = field(default_factory=dict)
     retry_window_s: float = 5.0
+    risk: RiskConfig = field(default_factory=RiskConfig)
+    """Limits of the streams it creates when missing (the monitor updates existing ones)."""
     dropped: int = 0
     refused: int = 0
     _nc: NatsClient | None = None
@@ -75,7 +61,7 @@ class EventPublisher:
             self._ready = False
         js = self._nc.jetstream(timeout=2)
         if not self._ready:
-            await ensure_streams(js)
+            await ensure_streams(js, self.risk, update=False)
             self._ready = True
         return js
 

@@ -1,0 +1,161 @@
+"""A forged flood of loop events against the risk monitor on a real NATS server.
+
+Anyone who can publish on ``agent.monitor.*`` can invent tasks. The flood below once stopped the
+monitor for good: the single-key file index passed the server's 1 MiB payload limit, every
+batch failed on it and was redelivered without end. Now the index is one key per file, an event
+that keeps failing is dead-lettered after ``risk.max_deliver`` deliveries, and a real task's
+next signal still arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from nats.aio.client import Client as NATS
+from nats.js.errors import NoKeysError
+
+from semspec.core.config.models import RiskConfig, RiskLimits, StreamLimits
+from semspec.processors.risk_monitor.deadletter import ERROR_HEADER
+from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_bucket
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, SIGNAL_STREAM, monitor_subject
+from tests.support.monitor_events import loop_event
+from tests.support.running_monitor import Running
+
+MAX_DELIVER = 3
+RISK = RiskConfig(ack_wait_s=2.0, max_deliver=MAX_DELIVER)
+FAKE_TASKS = 300
+FILES_PER_TASK = 60
+POISON_HALF = 4_600
+
+
+async def publish(nc: NATS, ev: MonitorEvent) -> None:
+    headers = {"Nats-Msg-Id": ev.event_id}
+    await nc.jetstream().publish(monitor_subject(ev.kind), ev.to_json(), headers=headers)
+
+
+async def eventually(check: Callable[[], bool], what: str, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await asyncio.sleep(0.05)
+
+
+def fake_task_files(task: int) -> list[str]:
+    """Distinct long paths per fake task: together far more than 1 MiB of index."""
+    return [
+        f"src/forged/task{task:04d}/module_{n:03d}_{'x' * 40}.py" for n in range(FILES_PER_TASK)
+    ]
+
+
+def poison_events() -> list[MonitorEvent]:
+    """Two valid ``files`` events whose union makes the task's state too large to store.
+
+    Each is under the event size limit and the file count limit; only together do they fail,
+    and they fail on every delivery.
+    """
+    half = POISON_HALF
+    long = "p" * 110
+    first = [f"a/{n:05d}{long}" for n in range(half)]
+    second = [f"b/{n:05d}{long}" for n in range(half)]
+    return [
+        loop_event("files", task="poison", event_id="poison-1", files=first),
+        loop_event("files", task="poison", event_id="poison-2", files=second),
+    ]
+
+
+async def stored_sizes(nc: NATS) -> dict[str, int]:
+    kv = await ensure_bucket(nc.jetstream())
+    sizes: dict[str, int] = {}
+    try:
+        keys = await kv.keys()
+    except NoKeysError:
+        return sizes
+    for key in keys:
+        entry = await kv.get(key)
+        sizes[key] = len(entry.value or b"")
+    return sizes
+
+
+async def test_a_forged_flood_and_a_poison_event_are_absorbed_and_the_next_signal_arrives(
+    nc: NATS,
+) -> None:
+    js = nc.jetstream()
+    async with Running(nc, risk=RISK) as monitor:
+        for task in range(FAKE_TASKS):
+            files = fake_task_files(task)
+            await publish(nc, loop_event("files", task=f"forged-{task}", files=files))
+        for ev in poison_events():
+            await publish(nc, ev)
+        await publish(nc, loop_event("iteration", task="real", event_id="real-1", retries=4))
+
+        def real_signal_arrived() -> bool:
+            return monitor.stats.signals >= 1
+
+        await eventually(real_signal_arrived, "the real task's escalation")
+        await eventually(lambda: monitor.stats.dead_letters >= 1, "the poison dead-lettered")
+        # After the poison: the monitor has moved on and still signals.
+        await publish(nc, loop_event("context", task="real", event_id="real-2", utilization=0.9))
+        await eventually(lambda: monitor.stats.signals >= 2, "the real task's pause")
+
+    for subject, reason in (("escalate", "retry_limit"), ("pause", "context_pressure")):
+        signal_msg = await js.get_last_msg(SIGNAL_STREAM, f"user.signal.{subject}")
+        signal = UserSignal.from_json(signal_msg.data or b"")
+        assert (signal.task_id, signal.reason) == ("real", reason)
+
+    dead = await js.get_last_msg(DEAD_LETTER_STREAM, "semspec.deadletter.monitor")
+    assert dead.headers is not None
+    assert dead.headers[ERROR_HEADER].startswith(f"failed {MAX_DELIVER} deliveries")
+    assert b'"event_id":"poison-2"' in (dead.data or b"")
+
+    sizes = await stored_sizes(nc)
+    assert "index.files" not in sizes
+    files = sum(1 for key in sizes if key.startswith("file."))
+    # The first poison event was fine on its own; only the second failed.
+    assert files == FAKE_TASKS * FILES_PER_TASK + POISON_HALF
+    # The flood's index would be well over 1 MiB as one value; no stored value is near it.
+    assert sum(sizes[k] for k in sizes if k.startswith("file.")) > 1024 * 1024
+    assert max(sizes[k] for k in sizes if k.startswith("file.")) < 1024
+    assert max(sizes[k] for k in sizes if k.startswith("task.forged")) < 8 * 1024
+
+
+async def test_an_old_single_key_index_is_dropped_on_start(nc: NATS) -> None:
+    kv = await ensure_bucket(nc.jetstream())
+    await kv.put("index.files", b'{"x.py":["gone"]}')
+    async with Running(nc, risk=RISK):
+        pass
+    assert "index.files" not in await stored_sizes(nc)
+
+
+async def test_an_event_over_the_size_limit_is_dead_lettered_at_once(nc: NATS) -> None:
+    events = StreamLimits(max_age_s=3_600, max_bytes=1024 * 1024, max_msg_size=2_000)
+    risk = RiskConfig(ack_wait_s=2.0, limits=RiskLimits(events=events))
+    big = loop_event("files", task="big", files=[f"f{n:04d}.py" for n in range(400)])
+    # Stored while the stream still had the default limit; the monitor's own check refuses it.
+    await publish(nc, big)
+    async with Running(nc, risk=risk) as monitor:
+        await eventually(lambda: monitor.stats.dead_letters == 1, "over-large event refused")
+        assert monitor.stats.events == 0
+    dead = await nc.jetstream().get_last_msg(DEAD_LETTER_STREAM, "semspec.deadletter.monitor")
+    assert dead.headers is not None and "over the 2000 limit" in dead.headers[ERROR_HEADER]
+
+
+async def test_every_stream_and_the_bucket_get_the_configured_limits(nc: NATS) -> None:
+    async with Running(nc, risk=RISK):
+        pass
+    js = nc.jetstream()
+    limits = RISK.limits
+    for stream, want in (
+        ("AGENT_MONITOR", limits.events),
+        (SIGNAL_STREAM, limits.signals),
+        (DEAD_LETTER_STREAM, limits.dead_letters),
+        (f"KV_{STATE_BUCKET}", limits.state),
+    ):
+        config = (await js.stream_info(stream)).config
+        got = (config.max_age, config.max_bytes, config.max_msg_size)
+        assert got == (want.max_age_s, want.max_bytes, want.max_msg_size), stream
+    consumer = await js.consumer_info("AGENT_MONITOR", "risk-monitor")
+    assert consumer.config.max_deliver == MAX_DELIVER
