@@ -15,12 +15,16 @@ from collections.abc import Callable
 
 from nats.aio.client import Client as NATS
 from nats.js.errors import NoKeysError
+from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig, RiskLimits, StreamLimits
 from semspec.processors.risk_monitor.deadletter import ERROR_HEADER
+from semspec.processors.risk_monitor.store import StateStore
 from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_bucket
+from semspec.processors.workflow_liveness import TemporalLiveness
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, SIGNAL_STREAM, monitor_subject
+from semspec.vocabulary.workflow_names import task_workflow_id
 from tests.support.monitor_events import loop_event
 from tests.support.running_monitor import Running
 
@@ -113,9 +117,9 @@ async def test_a_forged_flood_and_a_poison_event_are_absorbed_and_the_next_signa
 
     sizes = await stored_sizes(nc)
     assert "index.files" not in sizes
-    files = sum(1 for key in sizes if key.startswith("file."))
+    file_keys = sum(1 for key in sizes if key.startswith("file."))
     # The first poison event was fine on its own; only the second failed.
-    assert files == FAKE_TASKS * FILES_PER_TASK + POISON_HALF
+    assert file_keys == FAKE_TASKS * FILES_PER_TASK + POISON_HALF
     # The flood's index would be well over 1 MiB as one value; no stored value is near it.
     assert sum(sizes[k] for k in sizes if k.startswith("file.")) > 1024 * 1024
     assert max(sizes[k] for k in sizes if k.startswith("file.")) < 1024
@@ -159,3 +163,47 @@ async def test_every_stream_and_the_bucket_get_the_configured_limits(nc: NATS) -
         assert got == (want.max_age_s, want.max_bytes, want.max_msg_size), stream
     consumer = await js.consumer_info("AGENT_MONITOR", "risk-monitor")
     assert consumer.config.max_deliver == MAX_DELIVER
+
+
+async def test_tasks_whose_workflow_closed_or_never_existed_leave_the_active_set(
+    nc: NATS, temporal_client: Client, task_queue: str
+) -> None:
+    # No worker polls this queue: the workflows stay open until terminated.
+    for task in ("open", "closed"):
+        await temporal_client.start_workflow(
+            "NoSuchWorkflow", id=task_workflow_id(task), task_queue=task_queue
+        )
+    await temporal_client.get_workflow_handle(task_workflow_id("closed")).terminate("done")
+    liveness = TemporalLiveness(lambda: _connected(temporal_client))
+    risk = RiskConfig(ack_wait_s=2.0, reconcile_interval_s=0.2)
+    async with Running(nc, risk=risk, liveness=liveness) as monitor:
+        for task in ("open", "closed", "forged"):
+            await publish(nc, loop_event("files", task=task, files=[f"{task}.py", "shared.py"]))
+        await eventually(lambda: monitor.stats.retired == 2, "closed and forged tasks retired")
+        # The retired tasks left the file index: a new task on their file conflicts only with
+        # the task still running.
+        await publish(nc, loop_event("files", task="late", files=["closed.py", "shared.py"]))
+        await eventually(lambda: monitor.stats.events == 4, "the late task's event")
+    states = {
+        s.task_id: s for s in (await StateStore(await ensure_bucket(nc.jetstream())).scan()).states
+    }
+    assert {t for t, s in states.items() if s.active} == {"open", "late"}
+    index = (await StateStore(await ensure_bucket(nc.jetstream())).scan()).index
+    assert index.files == {
+        "closed.py": ["late"],
+        "open.py": ["open"],
+        "shared.py": ["late", "open"],
+    }
+
+
+async def test_a_task_with_no_event_for_idle_task_s_leaves_the_active_set(nc: NATS) -> None:
+    risk = RiskConfig(ack_wait_s=2.0, reconcile_interval_s=0.2, idle_task_s=1.0)
+    async with Running(nc, risk=risk) as monitor:
+        await publish(nc, loop_event("files", task="quiet", files=["a.py"]))
+        await eventually(lambda: monitor.stats.retired == 1, "the idle task retired")
+    stored = await StateStore(await ensure_bucket(nc.jetstream())).load_task("quiet")
+    assert stored is not None and not stored.active
+
+
+async def _connected(client: Client) -> Client:
+    return client
