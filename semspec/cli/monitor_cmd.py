@@ -35,10 +35,13 @@ def monitor(
         ctx.find_root().obj = CliContext(repo.resolve())
     if ctx.invoked_subcommand is None:
         import asyncio
+        import os
 
         from semspec.services.monitor_runner import serve
 
         cli = cli_context(ctx)
+        # Its ready file goes to the run folder: the owner's only.
+        os.umask(0o077)
         asyncio.run(serve(cli.config, cli.repo))
 
 
@@ -86,7 +89,8 @@ def watch(
 
     cli = cli_context(ctx)
     endpoints = resolve_endpoints(cli.config, cli.repo)
-    watch_signals(endpoints.nats_url, nats_options(cli.config), cli.console, as_json, count=count)
+    options = nats_options(cli.config, cli.repo)
+    watch_signals(endpoints.nats_url, options, cli.console, as_json, count=count)
 
 
 async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:
@@ -98,7 +102,7 @@ async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> l
     from semspec.services.monitor_runner import connect_nats
 
     endpoints = resolve_endpoints(config, repo)
-    nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-cli")
+    nc = await connect_nats(endpoints.nats_url, nats_options(config, repo), "semspec-cli")
     try:
         try:
             kv = await nc.jetstream().key_value(STATE_BUCKET)

@@ -25,6 +25,15 @@ def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> N
     for status in statuses:
         if status.extra and status.extra.get("ui_url"):
             cli.console.print(f"Temporal Web UI: {status.extra['ui_url']}", markup=False)
+    for status in statuses:
+        if status.state == "stale" and status.extra:
+            who = f"{status.name} {status.identity or status.pid}"
+            fix = (
+                "restart it"
+                if status.extra.get("started") == "separately"
+                else "run `semspec up` to restart it"
+            )
+            cli.console.print(f"{who} uses {status.extra['stale']}: {fix}", markup=False)
     separate = [s for s in statuses if s.extra and s.extra.get("started") == "separately"]
     if separate:
         names = ", ".join(f"{s.name} {s.identity}" for s in separate)
@@ -53,11 +62,27 @@ def register(app: typer.Typer) -> None:
     def down(
         ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     ) -> None:
-        """Stop what `semspec up` started (by recorded PID); data under .semspec/run stays."""
-        from semspec.services.supervisor import Supervisor
+        """Stop what `semspec up` started (by recorded PID); data under .semspec/run stays.
+
+        Works from the run folder alone: with a config that cannot be read, it stops what the
+        run folder `semspec up` last used (else the default one) records.
+        """
+        from semspec.core.errors import ConfigError
+        from semspec.core.run_folder import run_dir_of
+        from semspec.services.run_location import last_run_dir
+        from semspec.services.supervisor import stop_recorded
 
         cli = cli_context(ctx)
-        statuses = Supervisor(cli.config, cli.repo).down()
+        try:
+            run_dir = run_dir_of(cli.config, cli.repo)
+        except ConfigError as exc:
+            run_dir, found = last_run_dir(cli.repo)
+            cli.err.print(
+                f"the config cannot be read ({exc}); stopping what {run_dir} records ({found})",
+                markup=False,
+                soft_wrap=True,
+            )
+        statuses = stop_recorded(run_dir)
         if not statuses and not as_json:
             cli.console.print("nothing was running")
             return

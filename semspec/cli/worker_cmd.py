@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
         Start as many as you like on one stack; each announces itself under its own identity.
         """
         import asyncio
+        import os
         import signal
 
         from semspec.core.logging import get_logger
@@ -36,6 +37,8 @@ def register(app: typer.Typer) -> None:
         from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
         from semspec.services.presence import announce, withdraw
 
+        # Worktrees, gate logs and the ready file go to the run folder: the owner's only.
+        os.umask(0o077)
         log = get_logger("worker")
         cli = cli_context(ctx)
         config, repo = cli.config, cli.repo
@@ -54,14 +57,16 @@ def register(app: typer.Typer) -> None:
             name = identity or client.identity
 
             def ready() -> None:
-                announced.append(announce(run_dir, "worker", name, endpoints.task_queue))
+                announced.append(
+                    announce(run_dir, "worker", name, endpoints.task_queue, endpoints.addresses())
+                )
                 log.info("worker ready", task_queue=endpoints.task_queue, identity=name)
 
             await run_worker(
                 client,
                 endpoints.task_queue,
                 endpoints.nats_url,
-                nats_options(config),
+                nats_options(config, repo),
                 stop,
                 ready,
                 identity=name,

@@ -52,6 +52,10 @@ def sample_config(endpoints: Endpoints, stack: SemspecConfig) -> dict[str, Any]:
     # Certificate paths (not secrets) carry over; an API key stays in the environment.
     if temporal.tls_cert and temporal.tls_key:
         temporal_section |= {"tls_cert": temporal.tls_cert, "tls_key": temporal.tls_key}
+    nats_section: dict[str, Any] = {"url": endpoints.nats_url}
+    if endpoints.nats_auth_file:
+        # The path of the stack's credentials, never the password, goes into the sample's config.
+        nats_section["auth_file"] = endpoints.nats_auth_file
     return {
         "project": {"name": "semspec-demo", "base_branch": BRANCH},
         "gates": {
@@ -69,7 +73,7 @@ def sample_config(endpoints: Endpoints, stack: SemspecConfig) -> dict[str, Any]:
             },
             "reviewer": {"provider": "scripted", "model": "scripted"},
         },
-        "services": {"nats": {"url": endpoints.nats_url}, "temporal": temporal_section},
+        "services": {"nats": nats_section, "temporal": temporal_section},
     }
 
 

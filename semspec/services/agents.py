@@ -8,6 +8,7 @@ announce themselves the same way, so ``semspec status`` lists every one.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from semspec import __version__
@@ -33,7 +34,14 @@ class _PythonServiceSpec:
         """What the service serves, shown in the address column of ``semspec status``."""
         return self.name
 
-    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
+    def plan(
+        self,
+        config: SemspecConfig,
+        repo: Path,
+        run_dir: Path,
+        taken: set[int],
+        keep: Mapping[str, int] | None = None,
+    ) -> LaunchPlan:
         # ``--repo`` belongs to the root command, so it goes before the subcommand.
         argv = [sys.executable, "-m", "semspec", "--repo", str(repo), self.command]
         return LaunchPlan(argv, self.describe(config), {}, {"ready_dir": str(ready_dir(run_dir))})

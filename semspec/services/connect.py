@@ -1,4 +1,5 @@
-"""Connect to NATS and Temporal, embedded (addresses from ``.semspec/run/``) or external."""
+"""Connect to NATS and Temporal, embedded (addresses and NATS credentials from ``.semspec/run/``)
+or external (addresses and credentials from the config)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ConfigError, ServiceError
 from semspec.core.run_folder import ServiceRecord, load_records, run_dir_of
+from semspec.services.nats_auth import AUTH_FILE, read_auth
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -27,11 +29,18 @@ class Endpoints:
     namespace: str
     task_queue: str
     ui_url: str | None = None
+    # The embedded NATS's credentials file, for a repository that joins this stack.
+    nats_auth_file: str | None = None
+
+    def addresses(self) -> dict[str, str]:
+        """Service name -> address, as a worker or monitor announces what it uses."""
+        return {"nats": self.nats_url, "temporal": self.temporal_address}
 
 
 def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:
     """External endpoints from the config, else the ones recorded by ``semspec up``."""
-    records = load_records(run_dir_of(config, repo))
+    run_dir = run_dir_of(config, repo)
+    records = load_records(run_dir)
 
     def recorded(service: str) -> ServiceRecord:
         found = records.get(service)
@@ -53,12 +62,16 @@ def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:
         namespace=config.services.temporal.namespace,
         task_queue=config.services.temporal.task_queue,
         ui_url=ui_url,
+        nats_auth_file=None if config.services.nats.url else str(run_dir / AUTH_FILE),
     )
 
 
-def nats_options(config: SemspecConfig) -> dict[str, Any]:
-    """Keyword arguments for ``nats.connect`` carrying the configured credentials."""
+def nats_options(config: SemspecConfig, repo: Path) -> dict[str, Any]:
+    """Keyword arguments for ``nats.connect`` carrying the credentials: the stack's own (from its
+    run folder) for the embedded server, the configured ones for an external server."""
     cfg = config.services.nats
+    if cfg.url is None:
+        return _auth_options(run_dir_of(config, repo) / AUTH_FILE, None)
     opts: dict[str, Any] = {}
     if cfg.token is not None:
         opts["token"] = cfg.token.get_secret_value()
@@ -68,7 +81,25 @@ def nats_options(config: SemspecConfig) -> dict[str, Any]:
             opts["password"] = cfg.password.get_secret_value()
     if cfg.creds_file is not None:
         opts["user_credentials"] = cfg.creds_file
+    if cfg.auth_file is not None:
+        path = Path(cfg.auth_file)
+        opts |= _auth_options(path if path.is_absolute() else repo / path, "auth_file")
     return opts
+
+
+def _auth_options(path: Path, key: str | None) -> dict[str, Any]:
+    """``user`` and ``password`` from a ``nats.auth.json``. A stack started before NATS had
+    credentials has no such file and needs none; a configured file must be there."""
+    auth = read_auth(path)
+    if auth is not None:
+        return auth.options()
+    if key is None:
+        return {}
+    raise ConfigError(
+        f"cannot read {path}",
+        field=f"services.nats.{key}",
+        hint="point it at the nats.auth.json of the stack's run folder (readable by you)",
+    )
 
 
 async def connect_temporal(

@@ -12,6 +12,13 @@ from pathlib import Path
 import pygit2
 
 
+def git_dir_of(repo: Path) -> Path | None:
+    """The git directory of the checkout holding ``repo`` (a linked worktree's own one), or None
+    outside a git checkout."""
+    found = pygit2.discover_repository(str(repo))
+    return None if found is None else Path(found)
+
+
 def _common_dir(git_dir: Path) -> Path:
     """The repository's shared git directory (a linked worktree's own dir points to it)."""
     pointer = git_dir / "commondir"

@@ -10,11 +10,12 @@ listens on loopback. Its query and update URLs are recorded in ``.semspec/run/se
 from __future__ import annotations
 
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
 from semspec.core.config.models import SemspecConfig
-from semspec.core.run_folder import ServiceRecord
+from semspec.core.run_folder import ServiceRecord, make_private_dir
 from semspec.graph.access import graph_location
 from semspec.services.ports import free_port
 from semspec.services.specs import LaunchPlan, binary, version_of
@@ -45,10 +46,17 @@ class GraphSpec:
     def external_address(self, config: SemspecConfig) -> str | None:
         return config.graph.query_url if config.graph.mode == "sparql" else None
 
-    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
-        port = free_port(config.services.graph.port, avoid=taken)
+    def plan(
+        self,
+        config: SemspecConfig,
+        repo: Path,
+        run_dir: Path,
+        taken: set[int],
+        keep: Mapping[str, int] | None = None,
+    ) -> LaunchPlan:
+        port = free_port((keep or {}).get("http") or config.services.graph.port, avoid=taken)
         location = graph_location(config, repo)
-        location.mkdir(parents=True, exist_ok=True)
+        make_private_dir(location)
         argv = [
             binary("oxigraph"),
             "serve",

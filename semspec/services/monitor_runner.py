@@ -49,7 +49,7 @@ async def connect_nats(url: str, options: dict[str, Any], name: str) -> NATS:
 async def serve(config: SemspecConfig, repo: Path) -> None:
     """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
     endpoints = resolve_endpoints(config, repo)
-    nc = await connect_nats(endpoints.nats_url, nats_options(config), "semspec-monitor")
+    nc = await connect_nats(endpoints.nats_url, nats_options(config, repo), "semspec-monitor")
     bridge = TemporalSignalBridge(lambda: temporal_client(config, endpoints.temporal_address))
     # Closed workflows leave the monitor's active set (see RiskMonitor.reconcile).
     liveness = TemporalLiveness(lambda: temporal_client(config, endpoints.temporal_address))
@@ -62,7 +62,9 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     presence: Presence | None = None
     try:
         await monitor.start()
-        presence = await asyncio.to_thread(announce, run_dir, "monitor", default_identity())
+        presence = await asyncio.to_thread(
+            announce, run_dir, "monitor", default_identity(), "", endpoints.addresses()
+        )
         log().info("consuming", nats=endpoints.nats_url, temporal=endpoints.temporal_address)
         await monitor.run(stop)
         log().info("stopped", **vars(monitor.stats))

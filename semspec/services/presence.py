@@ -2,8 +2,9 @@
 
 A Python service writes ``<run_dir>/ready/<role>-<pid>.json`` once it serves and removes it when it
 stops, so a second ``semspec worker`` on the same stack adds a file instead of overwriting the
-first one's. The file names the process's identity (the one Temporal shows for a worker) and its
-command line: a PID later reused by another program never counts as the service.
+first one's. The file names the process's identity (the one Temporal shows for a worker), its
+command line (a PID later reused by another program never counts as the service) and the addresses
+of NATS and Temporal it connected to, so ``status`` can tell a process left on an old address.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import json
 import os
 import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from semspec.core.run_folder import cmdline_of, is_ours
+from semspec.core.run_folder import cmdline_of, is_ours, make_private_dir, write_private
 
 READY_DIR = "ready"
 
@@ -31,6 +33,8 @@ class Presence:
     host: str
     argv: list[str] = field(default_factory=list)
     detail: str = ""
+    # Service name -> the address this process uses (e.g. "nats" -> its URL).
+    endpoints: dict[str, str] = field(default_factory=dict)
 
     def alive(self) -> bool:
         """True when the process runs on this host and still runs the recorded command line."""
@@ -52,17 +56,33 @@ def ready_file(run_dir: Path, role: str, pid: int) -> Path:
     return ready_dir(run_dir) / f"{role}-{pid}.json"
 
 
-def announce(run_dir: Path, role: str, identity: str, detail: str = "") -> Presence:
-    """Record that this process serves as ``role`` (atomically: temp file + rename)."""
+def announce(
+    run_dir: Path,
+    role: str,
+    identity: str,
+    detail: str = "",
+    endpoints: Mapping[str, str] | None = None,
+) -> Presence:
+    """Record that this process serves as ``role`` using ``endpoints`` (service name ->
+    address), atomically and readable by the owner only."""
     pid = os.getpid()
     argv = cmdline_of(pid) or [sys.executable, *sys.argv]
-    presence = Presence(role, identity, pid, socket.gethostname(), argv, detail)
+    host = socket.gethostname()
+    presence = Presence(role, identity, pid, host, argv, detail, dict(endpoints or {}))
     path = ready_file(run_dir, role, pid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(presence), sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    make_private_dir(path.parent)
+    write_private(path, json.dumps(asdict(presence), sort_keys=True))
     return presence
+
+
+def outdated_endpoints(presence: Presence, current: Mapping[str, str]) -> list[str]:
+    """What ``presence`` uses that is no longer where the service is, e.g.
+    ``nats at nats://127.0.0.1:4222 (now nats://127.0.0.1:4300)``."""
+    return [
+        f"{name} at {used} (now {current[name]})"
+        for name, used in sorted(presence.endpoints.items())
+        if name in current and current[name] != used
+    ]
 
 
 def withdraw(run_dir: Path, presence: Presence) -> None:

@@ -15,15 +15,17 @@ import sys
 import time
 from pathlib import Path
 
-from semspec.core.run_folder import cmdline_of, is_ours
+from semspec.core.run_folder import PRIVATE_FILE_MODE, cmdline_of, is_ours, make_private_dir
 
 # Run by a short-lived intermediate Python: it starts the service in a new session and exits,
 # so the service is re-parented to init. The caller then holds no child process at all: no
 # zombie when the service dies while the caller lives on (tests, long-running callers), and
-# no "subprocess still running" warning when the caller's handle is dropped.
+# no "subprocess still running" warning when the caller's handle is dropped. The umask makes
+# everything the service writes (its log, database, store, worktrees) its owner's only.
 _LAUNCHER = """
-import subprocess, sys
+import os, subprocess, sys
 log_path, cwd, *argv = sys.argv[1:]
+os.umask(0o077)
 with open(log_path, "ab") as log:
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             cwd=cwd, start_new_session=True)
@@ -36,7 +38,10 @@ def start_detached(argv: list[str], log_path: Path, cwd: Path, env: dict[str, st
 
     Returns the service's PID; raises ``OSError`` when it cannot be started at all.
     """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(log_path.parent)
+    if log_path.exists():
+        # Written by an older version with the default umask.
+        log_path.chmod(PRIVATE_FILE_MODE)
     launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(log_path), str(cwd), *argv]
     done = subprocess.run(
         launcher, capture_output=True, text=True, env=env, timeout=60, check=False

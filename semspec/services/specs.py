@@ -8,10 +8,12 @@ monitor slot in as more specs.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -19,7 +21,8 @@ from urllib.parse import urlparse
 
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
-from semspec.core.run_folder import ServiceRecord
+from semspec.core.run_folder import ServiceRecord, make_private_dir
+from semspec.services.nats_auth import ensure_auth, write_server_config
 from semspec.services.ports import free_port, tcp_answers
 
 DEFAULT_NATS_MONITOR_PORT = 8222
@@ -50,8 +53,16 @@ class ServiceSpec(Protocol):
     def external_address(self, config: SemspecConfig) -> str | None:
         """The configured external endpoint, or None for the embedded default."""
 
-    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
-        """The command line and ports for the embedded service."""
+    def plan(
+        self,
+        config: SemspecConfig,
+        repo: Path,
+        run_dir: Path,
+        taken: set[int],
+        keep: Mapping[str, int] | None = None,
+    ) -> LaunchPlan:
+        """The command line and ports for the embedded service; ``keep`` holds the ports it had
+        before it died (by name, as in ``LaunchPlan.ports``), tried first so its address stays."""
 
     def healthy(self, record: ServiceRecord) -> bool:
         """True when the started service answers."""
@@ -103,14 +114,26 @@ class NatsSpec:
     def external_address(self, config: SemspecConfig) -> str | None:
         return config.services.nats.url
 
-    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
+    def plan(
+        self,
+        config: SemspecConfig,
+        repo: Path,
+        run_dir: Path,
+        taken: set[int],
+        keep: Mapping[str, int] | None = None,
+    ) -> LaunchPlan:
         cfg = config.services.nats
-        port = free_port(cfg.port, avoid=taken)
-        monitor = free_port(_monitor_port(cfg.port, cfg.monitor_port), avoid=taken | {port})
+        keep = keep or {}
+        port = free_port(keep.get("client") or cfg.port, avoid=taken)
+        preferred_monitor = keep.get("monitor") or _monitor_port(cfg.port, cfg.monitor_port)
+        monitor = free_port(preferred_monitor, avoid=taken | {port})
         store = run_dir / "nats"
-        store.mkdir(parents=True, exist_ok=True)
+        make_private_dir(store)
+        server_config = write_server_config(run_dir, ensure_auth(run_dir))
         argv = [
             binary("nats-server"),
+            "-c",
+            str(server_config),
             "-js",
             "-sd",
             str(store),
@@ -139,8 +162,20 @@ class NatsSpec:
         return version_of([binary("nats-server"), "--version"])
 
 
+# Keep browsers out of the dev server's HTTP API (it has no auth): it answers only requests whose
+# Host header names this, which no page a browser loads can send (a cross-origin POST carries the
+# real host; DNS rebinding carries the attacker's). Semspec speaks gRPC only.
+HTTP_API_HOST = "semspec-http-api-off.invalid"
+# The server otherwise looks up its latest version on the internet as it starts.
+_DEV_SERVER_CONFIG = {
+    "frontend.httpAllowedHosts": [HTTP_API_HOST],
+    "frontend.enableServerVersionCheck": False,
+}
+
+
 class TemporalSpec:
-    """Temporal dev server with a sqlite file under ``run/`` and the Web UI on."""
+    """Temporal dev server with a sqlite file under ``run/`` and the Web UI on; its HTTP API
+    is fenced off from browsers and its version check is off."""
 
     name = "temporal"
     depends_on: tuple[str, ...] = ()
@@ -148,12 +183,25 @@ class TemporalSpec:
     def external_address(self, config: SemspecConfig) -> str | None:
         return config.services.temporal.address
 
-    def plan(self, config: SemspecConfig, repo: Path, run_dir: Path, taken: set[int]) -> LaunchPlan:
+    def plan(
+        self,
+        config: SemspecConfig,
+        repo: Path,
+        run_dir: Path,
+        taken: set[int],
+        keep: Mapping[str, int] | None = None,
+    ) -> LaunchPlan:
         cfg = config.services.temporal
-        port = free_port(cfg.port, avoid=taken)
-        ui_port = free_port(cfg.ui_port, avoid=taken | {port})
-        http_port = free_port(0, avoid=taken | {port, ui_port})
-        metrics = free_port(0, avoid=taken | {port, ui_port, http_port})
+        keep = keep or {}
+        port = free_port(keep.get("grpc") or cfg.port, avoid=taken)
+        ui_port = free_port(keep.get("ui") or cfg.ui_port, avoid=taken | {port})
+        http_port = free_port(keep.get("http", 0), avoid=taken | {port, ui_port})
+        metrics = free_port(keep.get("metrics", 0), avoid=taken | {port, ui_port, http_port})
+        dynamic = [
+            arg
+            for key, value in _DEV_SERVER_CONFIG.items()
+            for arg in ("--dynamic-config-value", f"{key}={json.dumps(value)}")
+        ]
         argv = [
             binary("temporal"),
             "server",
@@ -175,6 +223,7 @@ class TemporalSpec:
             "--log-level",
             "warn",
             "--ui-disable-news-fetch",
+            *dynamic,
         ]
         return LaunchPlan(
             argv,

@@ -1,8 +1,10 @@
 """Start, check and stop the embedded service stack.
 
-``up`` is idempotent: a recorded service whose PID still runs our command line is left alone.
-``down`` stops only recorded processes that are still ours. Data under the run directory
-survives both.
+``up`` is idempotent: a recorded service whose PID still runs our command line is left alone,
+unless it uses a service that moved; a service that died comes back on its recorded ports when they
+are free, and whatever depends on one whose address changed anyway is restarted. ``down`` stops
+only recorded processes that are still ours, and needs nothing but the run folder. Data under the
+run directory survives both.
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ from semspec.core.run_folder import (
     cmdline_of,
     is_ours,
     load_records,
+    make_private_dir,
     run_dir_of,
     save_records,
+    tighten_entries,
 )
 from semspec.services import process
 from semspec.services.git_exclude import exclude_from_git
+from semspec.services.presence import Presence, outdated_endpoints
+from semspec.services.run_location import remember_run_dir
 from semspec.services.specs import NatsSpec, ServiceSpec, TemporalSpec
 
 HEALTH_TIMEOUT_S = 60.0
@@ -36,8 +42,8 @@ class ServiceStatus:
     """What ``status`` reports for one service."""
 
     name: str
-    # up, down, unhealthy, started, already running, external, unreachable,
-    # stopped, not running, not ours
+    # up, down, unhealthy, started, already running, restarted, stale (uses an address the
+    # service no longer has), external, unreachable, stopped, not running, not ours
     state: str
     address: str
     version: str = ""
@@ -45,6 +51,10 @@ class ServiceStatus:
     extra: dict[str, str] | None = None
     # Workers and monitors: the identity the process announced (Temporal's for a worker).
     identity: str = ""
+
+
+SERVICE_ORDER = ("nats", "temporal", "graph", "worker", "monitor")
+"""Names of the services ``up`` manages, in start order (``down`` stops them in reverse)."""
 
 
 def default_specs() -> list[ServiceSpec]:
@@ -76,35 +86,83 @@ class Supervisor:
         """Start every embedded service not already running and wait until each is healthy.
 
         A service starts once the services it ``depends_on`` are healthy (all earlier ones
-        when it does not say), so independent services come up side by side.
+        when it does not say), so independent services come up side by side. A running one
+        whose dependency came back on another address is restarted.
         """
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if make_private_dir(self.run_dir):
+            tighten_entries(self.run_dir)
+            self._progress(f"{self.run_dir}: was open to other users; now its owner's only (0700)")
+        remember_run_dir(self.repo, self.run_dir)
         # Task worktrees go under the run directory; keep them out of the user's `git status`.
         exclude_from_git(self.repo, self.run_dir)
         records = load_records(self.run_dir)
         statuses: dict[str, ServiceStatus] = {}
         starting: dict[str, tuple[ServiceSpec, ServiceRecord]] = {}
+        moved: set[str] = set()
         for spec in self.specs:
             external = spec.external_address(self.config)
             if external is not None:
                 statuses[spec.name] = ServiceStatus(spec.name, "external", external)
                 continue
+            needs: tuple[str, ...] | None = getattr(spec, "depends_on", None)
             current = records.get(spec.name)
             if current is not None and is_ours(current.pid, current.argv):
-                self._progress(f"{spec.name}: already running (pid {current.pid})")
-                statuses[spec.name] = self._status(spec, current, "already running")
-                continue
-            needs: tuple[str, ...] | None = getattr(spec, "depends_on", None)
-            statuses.update(self._await(starting, needs))
-            records.pop(spec.name, None)
-            starting[spec.name] = (spec, self._start(spec, records))
+                statuses.update(self._await(starting, needs))
+                why = self._outdated(spec, current, records, moved)
+                if why is None:
+                    self._progress(f"{spec.name}: already running (pid {current.pid})")
+                    statuses[spec.name] = self._status(spec, current, "already running")
+                    continue
+                self._progress(f"{spec.name}: restarting: it uses {why}")
+                process.stop(current.pid, current.argv)
+            else:
+                statuses.update(self._await(starting, needs))
+            previous = records.pop(spec.name, None)
+            record = self._start(spec, records, previous.ports if previous else None)
+            if previous is not None and previous.address != record.address:
+                moved.add(spec.name)
+            starting[spec.name] = (spec, record)
         statuses.update(self._await(starting, None))
         return [statuses[spec.name] for spec in self.specs]
 
-    def _start(self, spec: ServiceSpec, records: dict[str, ServiceRecord]) -> ServiceRecord:
-        """Launch one service and record it at once, so `down` can stop it whatever follows."""
+    def _outdated(
+        self,
+        spec: ServiceSpec,
+        record: ServiceRecord,
+        records: dict[str, ServiceRecord],
+        moved: set[str],
+    ) -> str | None:
+        """Why the running ``record`` must restart (it uses a service that moved), or None."""
+        needs: tuple[str, ...] | None = getattr(spec, "depends_on", None)
+        gone = sorted(name for name in moved if needs is None or name in needs)
+        announced = _presence(spec, record)
+        old = outdated_endpoints(announced, self._addresses(records)) if announced else []
+        if old:
+            return "; ".join(old)
+        return f"{', '.join(gone)} from before it moved" if gone else None
+
+    def _addresses(self, records: dict[str, ServiceRecord]) -> dict[str, str]:
+        """Where each service is now: its external address, else the recorded one."""
+        found = {}
+        for spec in self.specs:
+            external = spec.external_address(self.config)
+            record = records.get(spec.name)
+            if external is not None:
+                found[spec.name] = external
+            elif record is not None:
+                found[spec.name] = record.address
+        return found
+
+    def _start(
+        self,
+        spec: ServiceSpec,
+        records: dict[str, ServiceRecord],
+        keep: dict[str, int] | None = None,
+    ) -> ServiceRecord:
+        """Launch one service (on the ports in ``keep`` when free) and record it at once, so
+        `down` can stop it whatever follows."""
         taken = {port for rec in records.values() for port in rec.ports.values()}
-        launch = spec.plan(self.config, self.repo, self.run_dir, taken)
+        launch = spec.plan(self.config, self.repo, self.run_dir, taken, keep)
         log = self.run_dir / "logs" / f"{spec.name}.log"
         # Logs are appended to; a start-up failure is explained from this start's part only.
         self._log_start[str(log)] = _log_size(log)
@@ -154,8 +212,10 @@ class Supervisor:
         )
 
     def status(self) -> list[ServiceStatus]:
-        """State of every service: embedded ones by PID and health, external ones by probe."""
+        """State of every service: embedded ones by PID and health, external ones by probe; a
+        worker or monitor using an address its service no longer has is ``stale``."""
         records = load_records(self.run_dir)
+        now = self._addresses(records)
         results = []
         for spec in self.specs:
             external = spec.external_address(self.config)
@@ -168,59 +228,50 @@ class Supervisor:
                 results.append(ServiceStatus(spec.name, "down", record.address if record else ""))
             else:
                 state = "up" if spec.healthy(record) else "unhealthy"
-                results.append(self._status(spec, record, state))
-            results += self._others(spec, record)
+                results.append(self._status(spec, record, state, now))
+            results += self._others(spec, record, now)
         return results
 
-    def _others(self, spec: ServiceSpec, record: ServiceRecord | None) -> list[ServiceStatus]:
+    def _others(
+        self, spec: ServiceSpec, record: ServiceRecord | None, now: dict[str, str]
+    ) -> list[ServiceStatus]:
         """Live processes serving as ``spec`` that ``up`` did not start (e.g. more workers)."""
         instances = getattr(spec, "instances", None)
         describe = getattr(spec, "describe", None)
         if instances is None:
             return []
+        found: list[Presence] = instances(self.run_dir)
         return [
-            ServiceStatus(
-                spec.name,
-                "up",
-                describe(self.config) if describe is not None else "",
-                spec.version(),
-                found.pid,
-                {"started": "separately"},
-                found.identity,
+            _checked(
+                ServiceStatus(
+                    spec.name,
+                    "up",
+                    describe(self.config) if describe is not None else "",
+                    spec.version(),
+                    other.pid,
+                    {"started": "separately"},
+                    other.identity,
+                ),
+                other,
+                now,
             )
-            for found in instances(self.run_dir)
-            if record is None or found.pid != record.pid
+            for other in found
+            if record is None or other.pid != record.pid
         ]
 
     def down(self) -> list[ServiceStatus]:
         """Stop what ``up`` started, in reverse order; never a process we did not start."""
-        records = load_records(self.run_dir)
-        results = []
-        for spec in reversed(self.specs):
-            record = records.pop(spec.name, None)
-            if record is None:
-                continue
-            log = get_logger("services")
-            if process.stop(record.pid, record.argv):
-                state = "stopped"
-                log.debug("service stopped", service=spec.name, pid=record.pid)
-            elif cmdline_of(record.pid) is None:
-                state = "not running"
-                log.debug("service already gone", service=spec.name, pid=record.pid)
-            else:
-                # The PID was reused by a program we did not start: never signal it.
-                state = "not ours"
-                log.warning(
-                    "pid runs another program; left alone", service=spec.name, pid=record.pid
-                )
-            results.append(ServiceStatus(spec.name, state, record.address, pid=record.pid))
-            save_records(self.run_dir, records)
-        return results
+        return stop_recorded(self.run_dir, [spec.name for spec in self.specs], unlisted=False)
 
-    def _status(self, spec: ServiceSpec, record: ServiceRecord, state: str) -> ServiceStatus:
-        presence = getattr(spec, "presence", None)
-        announced = presence(record) if presence is not None else None
-        return ServiceStatus(
+    def _status(
+        self,
+        spec: ServiceSpec,
+        record: ServiceRecord,
+        state: str,
+        now: dict[str, str] | None = None,
+    ) -> ServiceStatus:
+        announced = _presence(spec, record)
+        status = ServiceStatus(
             spec.name,
             state,
             record.address,
@@ -229,6 +280,54 @@ class Supervisor:
             dict(record.extra),
             announced.identity if announced is not None else "",
         )
+        return _checked(status, announced, now) if announced and now else status
+
+
+def stop_recorded(
+    run_dir: Path, order: Sequence[str] = SERVICE_ORDER, *, unlisted: bool = True
+) -> list[ServiceStatus]:
+    """Stop the services ``run_dir/services.json`` records, those named in ``order`` last first
+    (then, with ``unlisted``, any other it records); needs no config, so it works when the config
+    is broken."""
+    records = load_records(run_dir)
+    names = [*reversed(order), *(sorted(set(records) - set(order)) if unlisted else [])]
+    log = get_logger("services")
+    results = []
+    for name in names:
+        record = records.pop(name, None)
+        if record is None:
+            continue
+        if process.stop(record.pid, record.argv):
+            state = "stopped"
+            log.debug("service stopped", service=name, pid=record.pid)
+        elif cmdline_of(record.pid) is None:
+            state = "not running"
+            log.debug("service already gone", service=name, pid=record.pid)
+        else:
+            # The PID was reused by a program we did not start: never signal it.
+            state = "not ours"
+            log.warning("pid runs another program; left alone", service=name, pid=record.pid)
+        results.append(ServiceStatus(name, state, record.address, pid=record.pid))
+        save_records(run_dir, records)
+    return results
+
+
+def _presence(spec: ServiceSpec, record: ServiceRecord) -> Presence | None:
+    """What the process of ``record`` announced, for specs whose processes announce."""
+    presence = getattr(spec, "presence", None)
+    found: Presence | None = presence(record) if presence is not None else None
+    return found
+
+
+def _checked(status: ServiceStatus, announced: Presence, now: dict[str, str]) -> ServiceStatus:
+    """``status`` marked ``stale`` (with what is outdated) when ``announced`` uses an address
+    its service no longer has."""
+    old = outdated_endpoints(announced, now)
+    if not old:
+        return status
+    status.state = "stale"
+    status.extra = {**(status.extra or {}), "stale": "; ".join(old)}
+    return status
 
 
 def _log_size(log: Path) -> int:

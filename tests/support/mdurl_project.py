@@ -162,10 +162,12 @@ def project_config(stack: Stack, name: str, **sections: Any) -> dict[str, Any]:
         "gates": {"preset": "none", "additional": [pytest_gate()]},
         "loop": {"max_retries": 1, "activity_attempts": 2},
         "services": {
-            "nats": {"url": stack.nats_url()},
+            "nats": stack.nats_section(),
             "temporal": {"address": stack.temporal_address()},
             "run_dir": str(stack.root / name / "run"),
         },
+        # The stack's worker runs only tasks its owner key signed: the project shares it.
+        "security": {"owner_key": str(stack.owner_key_path)},
     }
     for key, value in sections.items():
         current = config.get(key)

@@ -27,6 +27,7 @@ import yaml
 
 from semspec.core.run_folder import ServiceRecord, cmdline_of, is_ours, load_records, save_records
 from semspec.services import process
+from semspec.services.nats_auth import AUTH_FILE, NatsAuth, read_auth
 from semspec.services.specs import TemporalSpec
 from tests.support.repos import make_repo
 
@@ -174,8 +175,25 @@ class Stack:
         """What ``semspec up`` recorded in ``.semspec/run/services.json``."""
         return load_records(self.run_dir)
 
-    def nats_url(self) -> str:
+    def nats_address(self) -> str:
+        """Where the stack's NATS listens (``nats://127.0.0.1:PORT``), as ``up`` recorded it."""
         return self.records()["nats"].address
+
+    def nats_auth(self) -> NatsAuth:
+        """The credentials ``semspec up`` made for the stack's NATS."""
+        auth = read_auth(self.run_dir / AUTH_FILE)
+        assert auth is not None, "the stack has no NATS credentials"
+        return auth
+
+    def nats_url(self) -> str:
+        """The stack's NATS address with its credentials in it, for ``nats.connect``."""
+        auth = self.nats_auth()
+        return self.nats_address().replace("://", f"://{auth.user}:{auth.password}@", 1)
+
+    def nats_section(self) -> dict[str, str]:
+        """``services.nats`` of a repository joining this stack: the address and the file
+        holding the credentials (never the password itself)."""
+        return {"url": self.nats_address(), "auth_file": str(self.run_dir / AUTH_FILE)}
 
     def temporal_address(self) -> str:
         return self.records()["temporal"].address
@@ -183,7 +201,7 @@ class Stack:
     def sibling_repo(self, name: str, config: dict[str, Any]) -> Path:
         """Another sample repository served by this stack (its endpoints given as external)."""
         services = {
-            "nats": {"url": self.nats_url()},
+            "nats": self.nats_section(),
             "temporal": {"address": self.temporal_address()},
             "run_dir": str(self.root / name / "run"),
         }
@@ -201,7 +219,7 @@ class Stack:
 
     def restart_nats(self) -> None:
         """Start NATS again with its recorded command line (same port, same store)."""
-        self._restart("nats", lambda record: _nats_answers(record.address))
+        self._restart("nats", lambda _record: _nats_answers(self.nats_url()))
 
     def restart_temporal(self) -> None:
         """Start the Temporal dev server again with its recorded command line (same port and

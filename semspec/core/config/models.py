@@ -246,6 +246,9 @@ class NatsConfig(_Section):
     """Password for ``user``."""
     creds_file: str | None = None
     """Path of a NATS credentials file."""
+    auth_file: str | None = None
+    """Path (relative to the repository) of a JSON file with ``user`` and ``password``: another
+    repository's ``.semspec/run/nats.auth.json`` when this one joins that repository's stack."""
 
 
 class TemporalConfig(_Section):
