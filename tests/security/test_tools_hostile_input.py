@@ -12,8 +12,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
-import stat
 import subprocess
 import sys
 import tracemalloc
@@ -42,12 +40,21 @@ from semspec.workflow.task.messages import TaskResult
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, call
 from tests.fakes.llm_task import NEW_CALC, TASK_CRITERION, TASK_TITLE, approve_reply, sample_repo
+from tests.support.hostile_tree import (
+    LONG_NAME,
+    PATHS,
+    SECRET,
+    SLOW_QUERY,
+    SLOW_TEXT,
+    SPARSE_BYTES,
+    VALUES,
+    hostile_repo,
+    plant,
+    snapshot,
+)
 from tests.support.owner import OWNER, OWNER_KEY
 from tests.support.tasks import GOOD_CALC, start, task_input, write_script
 
-SECRET = "RUN-FOLDER-SECRET-7f3a"
-SPARSE_BYTES = 3 << 30
-LONG_NAME = "a" * 300
 WAIT_S = 120.0
 
 
@@ -66,52 +73,11 @@ def _result(toolbox: DeveloperToolbox, name: str, **arguments: Any) -> dict[str,
     return result
 
 
-def _plant(repo: Path, outside: Path) -> None:
-    """What agent-written code could leave in a worktree, plus a run folder and a git config
-    holding a secret."""
-    run = repo / ".semspec" / "run"
-    run.mkdir(parents=True)
-    (run / "temporal.db").write_text(f"{SECRET}\n")
-    with (repo / ".git" / "config").open("a") as config:
-        config.write(f"[semspec]\n\ttoken = {SECRET}\n")
-    outside.mkdir()
-    (outside / "passwd").write_text(f"{SECRET}\n")
-    os.mkfifo(repo / "pipe.py")
-    os.symlink(outside, repo / "out")
-    os.symlink(outside / "passwd", repo / "passwd.py")
-    os.symlink("calc.py", repo / "alias.py")
-    os.symlink("loop.py", repo / "loop.py")
-    os.symlink("/dev/zero", repo / "zero.py")
-    with open(repo / "sparse.py", "wb") as sparse:
-        sparse.truncate(SPARSE_BYTES)
-    # A socket file; binding a long tmp path may fail, then the case is covered by the FIFO.
-    with socket.socket(socket.AF_UNIX) as sock, pytest.MonkeyPatch.context() as cwd:
-        cwd.chdir(repo)
-        sock.bind("sock.py")
-    if os.geteuid() == 0:  # only root may make a device node
-        os.mknod(repo / "null.py", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
-
-
 @pytest.fixture
 def hostile(git_repo: Path, tmp_path: Path) -> Path:
-    """``git_repo`` with the planted files of ``_plant``."""
-    _plant(git_repo, tmp_path / "outside")
+    """``git_repo`` with the planted files of ``plant``."""
+    plant(git_repo, tmp_path / "outside")
     return git_repo
-
-
-def _snapshot(*folders: Path) -> dict[str, bytes]:
-    """Every regular file under ``folders`` with its content (links and FIFOs by name), but
-    git's objects: libgit2 stores the blobs of a patch it applies, which changes nothing."""
-    seen: dict[str, bytes] = {}
-    for folder in folders:
-        for dirpath, dirnames, names in os.walk(folder):
-            if Path(dirpath).name == ".git":
-                dirnames.remove("objects")
-            for name in names:
-                path = Path(dirpath) / name
-                mode = os.lstat(path).st_mode
-                seen[str(path)] = path.read_bytes() if stat.S_ISREG(mode) else b"<special>"
-    return seen
 
 
 def test_reading_a_3_gib_sparse_file_is_a_size_error_without_reading_it(hostile: Path) -> None:
@@ -168,7 +134,7 @@ def test_search_and_list_dir_skip_special_files_hidden_folders_and_links(hostile
 )
 def test_git_and_semspec_are_refused_to_every_tool(hostile: Path, path: str) -> None:
     toolbox = _toolbox(hostile)
-    before = _snapshot(hostile / ".semspec", hostile / ".git")
+    before = snapshot(hostile / ".semspec", hostile / ".git")
     patch = f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n"
 
     results = [
@@ -181,7 +147,7 @@ def test_git_and_semspec_are_refused_to_every_tool(hostile: Path, path: str) -> 
 
     assert all(result["ok"] is False for result in results), results
     assert all(SECRET not in json.dumps(result) for result in results)
-    assert _snapshot(hostile / ".semspec", hostile / ".git") == before
+    assert snapshot(hostile / ".semspec", hostile / ".git") == before
 
 
 def test_writes_through_links_and_patches_that_make_links_are_refused(
@@ -249,14 +215,10 @@ def test_a_read_only_worktree_is_a_tool_error_not_a_failed_step(git_repo: Path) 
     assert "Read-only file system (EROFS)" in result["error"]
 
 
-# Backtracks a few milliseconds per line (see tests/test_worker_not_blocked.py): minutes in all.
-SLOW_QUERY = r"(\w+\s?)+="
-
-
 async def test_a_call_past_its_deadline_is_a_tool_error_and_the_toolbox_serves_on(
     git_repo: Path,
 ) -> None:
-    (git_repo / "words.txt").write_text("abcdefghijklmn\n" * 30_000)
+    (git_repo / "words.txt").write_text(SLOW_TEXT)
     toolbox = _toolbox(git_repo, timeout_s=1.0)
 
     slow = await asyncio.wait_for(
@@ -270,45 +232,6 @@ async def test_a_call_past_its_deadline_is_a_tool_error_and_the_toolbox_serves_o
 
 # --- random input ---------------------------------------------------------------------------
 
-PATHS = st.one_of(
-    st.sampled_from(
-        [
-            ".semspec/run/temporal.db",
-            ".semspec",
-            ".git/config",
-            ".git",
-            "./.git/../.semspec/run",
-            "out/passwd",
-            "out/../../outside/passwd",
-            "../outside/passwd",
-            "/etc/passwd",
-            "passwd.py",
-            "pipe.py",
-            "sock.py",
-            "null.py",
-            "zero.py",
-            "loop.py",
-            "loop.py/x",
-            "alias.py",
-            "sparse.py",
-            "calc.py/x.py",
-            LONG_NAME,
-            "/".join([LONG_NAME] * 20),
-            "a\x00b",
-            "\ud800.py",
-            "ünï/cödé.py",
-            "",
-            " ",
-            ".",
-            "..",
-        ]
-    ),
-    st.text(max_size=40),
-    st.builds(lambda up, tail: "../" * up + tail, st.integers(0, 6), st.text(max_size=10)),
-)
-VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(), PATHS, st.lists(PATHS, max_size=3)
-)
 ARGUMENT_NAMES = [
     "path",
     "query",
@@ -340,13 +263,7 @@ CALLS = st.tuples(
 @pytest.fixture(scope="module")
 def hostile_tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One planted worktree for all random examples (they may add files to it)."""
-    from tests.support.repos import make_repo
-    from tests.support.stack import SAMPLE_FILES
-
-    base = tmp_path_factory.mktemp("hostile")
-    make_repo(base / "repo", {k: v for k, v in SAMPLE_FILES.items() if "/" not in k})
-    _plant(base / "repo", base / "outside")
-    yield base / "repo"
+    yield hostile_repo(tmp_path_factory.mktemp("hostile"))
 
 
 @settings(deadline=None, max_examples=300)
@@ -365,7 +282,7 @@ def test_every_tool_answers_random_paths_and_arguments(
         arguments = {**arguments, "content": "x = 1\n"}
     outside = hostile_tree.parent / "outside"
     guarded = (hostile_tree / ".semspec", hostile_tree / ".git", outside)
-    before = _snapshot(*guarded)
+    before = snapshot(*guarded)
 
     result = _toolbox(hostile_tree).run(ToolCall("c1", name, arguments))
 
@@ -374,7 +291,7 @@ def test_every_tool_answers_random_paths_and_arguments(
     assert result.ok or answer["error"]
     echoed = SECRET in json.dumps(arguments)  # a search answer repeats its query
     assert echoed or SECRET not in result.content
-    assert _snapshot(*guarded) == before
+    assert snapshot(*guarded) == before
 
 
 # --- the whole worker ---------------------------------------------------------------------
