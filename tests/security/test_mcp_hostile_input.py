@@ -52,10 +52,22 @@ ARGUMENT_NAMES = [
     "pointers",
     "session_id",
 ]
+
+
+def _sendable(call: tuple[str, dict[str, Any]]) -> bool:
+    """Whether the SDK client can put ``call`` on the wire (it cannot encode a lone surrogate,
+    which the tool tests send instead)."""
+    try:
+        json.dumps(call, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 CALLS = st.tuples(
     st.sampled_from(TOOLS),
     st.dictionaries(st.sampled_from(ARGUMENT_NAMES), VALUES, max_size=4),
-)
+).filter(_sendable)
 
 
 @pytest.fixture(scope="module")
