@@ -135,3 +135,11 @@ def git_repo(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
     make_repo(path, SAMPLE_FILES)
     return path
+
+
+@pytest.fixture
+def unfenced_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gates and command agents of in-process workers run without the sandbox (its own tests
+    are in ``tests/security/``): for tests whose gate or agent talks to the test through a file
+    outside the worktree, or whose pid the test watches, which the sandbox hides."""
+    monkeypatch.setenv("SEMSPEC_GATES__SANDBOX", "none")

@@ -43,7 +43,10 @@ def test_a_halt_stops_the_running_gate_and_a_human_retry_takes_the_task_to_appro
     gates = tmp_path / "gate"
     gates.mkdir()
     gate = {"name": "slow", "command": slow_gate_command(gates), "timeout": SLEEP_S * 2}
-    with running_stack(tmp_path / "stack", sample_config([gate])) as stack:
+    # The gate writes its pid outside the worktree for the test to watch: no sandbox.
+    config = sample_config([gate])
+    config["gates"]["sandbox"] = "none"
+    with running_stack(tmp_path / "stack", config) as stack:
         task_id = f"halt-{uuid.uuid4().hex[:8]}"
         script = write_script(
             stack.root / "scripts" / f"{task_id}.yaml",

@@ -45,8 +45,10 @@ def request_for(worktree: Path) -> DeveloperRequest:
     )
 
 
-def script_command(tmp_path: Path, body: str, suffix: str = "") -> str:
-    script = tmp_path / "fake_agent.py"
+def script_command(worktree: Path, body: str, suffix: str = "") -> str:
+    """The command running ``body`` as the agent; the script sits in the worktree, the one
+    folder besides the system a sandboxed command agent can see."""
+    script = worktree / "fake_agent.py"
     script.write_text(body)
     return f"{sys.executable} {script}{suffix}"
 
@@ -101,9 +103,9 @@ def test_command_provider_cannot_review(git_repo: Path) -> None:
 
 
 async def test_command_developer_runs_the_cli_in_the_worktree_with_the_prompt_on_stdin(
-    git_repo: Path, tmp_path: Path
+    git_repo: Path,
 ) -> None:
-    role = RoleModel(provider="command", command=script_command(tmp_path, AGENT_SCRIPT))
+    role = RoleModel(provider="command", command=script_command(git_repo, AGENT_SCRIPT))
 
     result = await developer_for(role, git_repo).develop(request_for(git_repo))
 
@@ -112,11 +114,9 @@ async def test_command_developer_runs_the_cli_in_the_worktree_with_the_prompt_on
     assert "Create agent_was_here.txt." in (git_repo / "agent_was_here.txt").read_text()
 
 
-async def test_command_developer_puts_the_prompt_where_the_placeholder_is(
-    git_repo: Path, tmp_path: Path
-) -> None:
+async def test_command_developer_puts_the_prompt_where_the_placeholder_is(git_repo: Path) -> None:
     role = RoleModel(
-        provider="command", command=script_command(tmp_path, AGENT_SCRIPT, " {prompt}")
+        provider="command", command=script_command(git_repo, AGENT_SCRIPT, " {prompt}")
     )
 
     result = await developer_for(role, git_repo).develop(request_for(git_repo))
@@ -125,11 +125,9 @@ async def test_command_developer_puts_the_prompt_where_the_placeholder_is(
     assert (git_repo / "agent_was_here.txt").read_text().startswith("# Task t9: Touch a file")
 
 
-async def test_command_developer_that_hangs_is_killed_with_reason_timeout(
-    git_repo: Path, tmp_path: Path
-) -> None:
+async def test_command_developer_that_hangs_is_killed_with_reason_timeout(git_repo: Path) -> None:
     hang = "import time\ntime.sleep(60)\n"
-    role = RoleModel(provider="command", command=script_command(tmp_path, hang), timeout_s=0.5)
+    role = RoleModel(provider="command", command=script_command(git_repo, hang), timeout_s=0.5)
 
     result = await developer_for(role, git_repo).develop(request_for(git_repo))
 
@@ -137,11 +135,9 @@ async def test_command_developer_that_hangs_is_killed_with_reason_timeout(
     assert result.reason == "timeout"
 
 
-async def test_command_developer_that_fails_reports_its_stderr(
-    git_repo: Path, tmp_path: Path
-) -> None:
+async def test_command_developer_that_fails_reports_its_stderr(git_repo: Path) -> None:
     failing = "import sys\nsys.stderr.write('no credits left')\nsys.exit(3)\n"
-    role = RoleModel(provider="command", command=script_command(tmp_path, failing))
+    role = RoleModel(provider="command", command=script_command(git_repo, failing))
 
     result = await developer_for(role, git_repo).develop(request_for(git_repo))
 
@@ -212,9 +208,9 @@ def test_a_remote_openai_compatible_server_still_needs_its_api_key(git_repo: Pat
 
 
 async def test_a_command_agent_that_exits_0_leaving_a_background_child_succeeds(
-    git_repo: Path, tmp_path: Path
+    git_repo: Path,
 ) -> None:
-    agent = CommandDeveloper(script_command(tmp_path, LEAVES_A_WATCHER), timeout_s=30)
+    agent = CommandDeveloper(script_command(git_repo, LEAVES_A_WATCHER), timeout_s=30)
 
     result = await agent.develop(request_for(git_repo))
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import structlog
 
-from semspec.core.logging import MASK, configure_logging, get_logger, mask_text
+from semspec.core.logging import configure_logging, get_logger
+from semspec.core.masking import MASK, mask_text
 
 
 @pytest.fixture(autouse=True)

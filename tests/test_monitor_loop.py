@@ -163,6 +163,7 @@ def tid(name: str) -> str:
 # ----- conflicting changes -------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("unfenced_gates")
 async def test_two_parallel_plan_tasks_editing_one_file_are_halted_until_a_human_answers(
     stack: Stack, git_repo: Path, tmp_path: Path
 ) -> None:
@@ -223,6 +224,7 @@ async def test_two_parallel_plan_tasks_editing_one_file_are_halted_until_a_human
 # ----- scope creep ---------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("unfenced_gates")
 async def test_scope_creep_is_flagged_to_the_workflow_and_reaches_the_reviewer(
     stack: Stack, git_repo: Path, tmp_path: Path
 ) -> None:

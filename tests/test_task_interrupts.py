@@ -69,6 +69,7 @@ async def _start_on_slow_gate(
     return handle, await gate_pid(gates)
 
 
+@pytest.mark.usefixtures("unfenced_gates")
 async def test_a_halt_cancels_the_running_gate_and_escalates_naming_the_halt(
     temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
 ) -> None:
@@ -90,6 +91,7 @@ async def test_a_halt_cancels_the_running_gate_and_escalates_naming_the_halt(
     assert [e.message.split(":")[0] for e in result.status.log if e.kind == "gate"] == ["slow"]
 
 
+@pytest.mark.usefixtures("unfenced_gates")
 async def test_a_pause_cancels_the_running_gate_and_checkpoints_at_once(
     temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
 ) -> None:
@@ -163,6 +165,7 @@ async def test_a_halt_stops_the_llm_developer_and_no_llm_call_follows_it(
         assert guidance in str(request.body["messages"])
 
 
+@pytest.mark.usefixtures("unfenced_gates")
 async def test_a_halt_ends_a_command_developer_with_its_process_group(
     temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
 ) -> None:

@@ -40,7 +40,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     # Holds the loop in its gates until the test creates the file (bounded by the timeout).
     wait = f"import pathlib, time; p = pathlib.Path(r'{root / 'release'}'); "
     wait += "[time.sleep(0.1) for _ in iter(p.exists, True)]"
+    # The release file is outside the worktree, which a sandboxed gate cannot see.
     config = sample_config([check_gate(), python_gate("hold", wait, timeout=60)])
+    config["gates"]["sandbox"] = "none"
     with running_stack(root, config) as running:
         yield running
 

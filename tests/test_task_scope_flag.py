@@ -60,6 +60,7 @@ async def test_a_file_outside_the_task_is_flagged_before_the_first_review_and_on
     assert kinds == [(1, "flag"), (1, "review"), (2, "review")]
 
 
+@pytest.mark.usefixtures("unfenced_gates")
 async def test_the_monitors_flag_about_the_same_files_adds_no_second_note(
     temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
 ) -> None:

@@ -3,6 +3,10 @@
 ``claude -p``, ``aider --message {prompt}``, ``codex exec {prompt}``: the prompt goes where
 ``{prompt}`` stands in the command, or on stdin when it does not appear. Whatever the CLI leaves
 in the worktree is the iteration's result; the task loop reads the diff from git.
+
+The CLI runs as gates do (``semspec.core.sandbox``): an allowlisted environment plus its own
+API key variable, fenced by ``gates.sandbox`` with the network on (it talks to its model), and
+its output masked before it becomes the step's summary.
 """
 
 from __future__ import annotations
@@ -11,13 +15,18 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import signal
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from semspec.agents.developer_prompt import render_task
 from semspec.agents.protocol import DeveloperRequest, DeveloperResult
+from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
-from semspec.core.logging import mask_text
+from semspec.core.masking import mask_text
 from semspec.core.reasons import FallbackReason
+from semspec.core.sandbox import Fence, child_env, choose_sandbox
 
 OUTPUT_TAIL_CHARS = 2_000
 TAIL_BYTES = 4 * OUTPUT_TAIL_CHARS  # UTF-8 needs at most 4 bytes per character
@@ -42,15 +51,32 @@ def build_argv(command: str, prompt: str, *, field: str) -> tuple[list[str], boo
     return [arg.replace("{prompt}", prompt) for arg in argv], placed
 
 
+@dataclass(frozen=True)
+class CommandFencing:
+    """How the command runs: the sandbox mode, the variables it gets, the folders hidden."""
+
+    sandbox: SandboxMode = "auto"
+    env_names: tuple[str, ...] = ()
+    """Its own API key variable (``api_key_env``), given besides the base set."""
+    hidden: tuple[Path, ...] = field(default_factory=tuple)
+    """The run folder: the database, gate logs and other tasks' worktrees."""
+
+
 class CommandDeveloper:
     """A ``DeveloperAgent`` running a CLI once per iteration, its process group under a timeout."""
 
     def __init__(
-        self, command: str, *, timeout_s: float, field: str = "models.developer.command"
+        self,
+        command: str,
+        *,
+        timeout_s: float,
+        field: str = "models.developer.command",
+        fencing: CommandFencing = CommandFencing(),
     ) -> None:
         self.command = command
         self.timeout_s = timeout_s
         self.field = field
+        self.fencing = fencing
 
     async def develop(self, request: DeveloperRequest) -> DeveloperResult:
         """Run the command in ``request.worktree`` and report how it ended.
@@ -61,21 +87,24 @@ class CommandDeveloper:
         """
         prompt = render_task(request) + INSTRUCTIONS
         argv, placed = build_argv(self.command, prompt, field=self.field)
+        env = child_env(self.fencing.env_names)
+        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+            raise self._not_found(argv[0])
+        sandbox = await asyncio.to_thread(choose_sandbox, self.fencing.sandbox)
+        worktree = Path(request.worktree)
+        fence = Fence(worktree, self.fencing.hidden, network=True)
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=request.worktree,
+                *sandbox.argv(argv, fence, worktree),
+                cwd=worktree,
+                env=sandbox.env(env),
                 stdin=asyncio.subprocess.DEVNULL if placed else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # so a timeout can kill the agent and its children
             )
         except FileNotFoundError as exc:
-            raise ConfigError(
-                f"executable {argv[0]!r} not found on PATH",
-                field=self.field,
-                hint="install the agent CLI or give its full path",
-            ) from exc
+            raise self._not_found(argv[0]) from exc
         readers = [
             asyncio.create_task(_read_tail(process.stdout)),
             asyncio.create_task(_read_tail(process.stderr)),
@@ -118,6 +147,13 @@ class CommandDeveloper:
             reason=FallbackReason.TRANSPORT_ERROR.value,
         )
 
+    def _not_found(self, executable: str) -> ConfigError:
+        return ConfigError(
+            f"executable {executable!r} not found on PATH",
+            field=self.field,
+            hint="install the agent CLI or give its full path",
+        )
+
 
 async def _exited(process: asyncio.subprocess.Process) -> int:
     """The command's exit code as soon as it exits.
@@ -142,9 +178,16 @@ async def _read_tail(stream: asyncio.StreamReader | None) -> bytes:
     if stream is None:
         return b""
     tail = bytearray()
+    cut = False
     while chunk := await stream.read(65_536):
         tail += chunk
-        del tail[: max(0, len(tail) - TAIL_BYTES)]
+        drop = max(0, len(tail) - TAIL_BYTES)
+        cut = cut or drop > 0
+        del tail[:drop]
+    if cut:
+        # The tail may start inside a credential, which masking would no longer recognise.
+        start = min((i for i in (tail.find(b" "), tail.find(b"\n")) if i >= 0), default=-1)
+        del tail[: start + 1 if start >= 0 else len(tail)]
     return bytes(tail)
 
 

@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from semspec.agents.command_developer import CommandDeveloper
+from semspec.agents.command_developer import CommandDeveloper, CommandFencing
 from semspec.agents.compaction.policy import ContextBudgetPolicy
 from semspec.agents.evidence import EvidenceSource
 from semspec.agents.llm_developer import DeveloperSettings, LLMDeveloper
 from semspec.agents.llm_reviewer import LLMReviewer
 from semspec.agents.protocol import DeveloperAgent, ReviewerAgent
 from semspec.agents.stabilization.policy import StabilizationPolicy
-from semspec.core.config.models import RoleModel
-from semspec.core.errors import ConfigError, NotFoundError
+from semspec.core.config.loader import load_config
+from semspec.core.config.models import RoleModel, SemspecConfig
+from semspec.core.errors import ConfigError, NotFoundError, SemspecError
+from semspec.core.run_folder import run_dir_of
 from semspec.model.providers.anthropic_chat import AnthropicChatProvider
 from semspec.model.providers.credentials import api_key_from_env, is_loopback_url
 from semspec.model.providers.openai_chat import OpenAIChatProvider
@@ -107,6 +109,19 @@ def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatP
     return provider, settings
 
 
+def command_fencing(role: RoleModel, repo: Path) -> CommandFencing:
+    """How the command developer runs: ``gates.sandbox``, its own key variable, run folder hidden.
+
+    The task was checked at submit; a config broken since then falls back to the defaults.
+    """
+    try:
+        config = load_config(repo)
+    except SemspecError:
+        config = SemspecConfig()
+    names = (role.api_key_env,) if role.api_key_env else ()
+    return CommandFencing(config.gates.sandbox, names, (run_dir_of(config, repo),))
+
+
 def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:
     """The developer agent for ``role``: an LLM tool loop, or an external CLI for ``command``."""
     if role.provider == "command":
@@ -116,7 +131,9 @@ def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:
                 field="models.developer.command",
                 expected="e.g. 'claude -p' or 'aider --yes --message {prompt}'",
             )
-        return CommandDeveloper(role.command, timeout_s=role.timeout_s)
+        return CommandDeveloper(
+            role.command, timeout_s=role.timeout_s, fencing=command_fencing(role, repo)
+        )
     provider, settings = chat_provider_for(role, repo, field="models.developer")
     return LLMDeveloper(
         provider,

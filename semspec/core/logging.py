@@ -1,5 +1,7 @@
 """structlog setup: console on a TTY, JSON otherwise, secrets masked before rendering.
 
+Masking is ``semspec.core.masking``, the same that gate and command-agent output go through.
+
 structlog is imported when logging is configured or a logger is taken, not with this module:
 it costs ~30 ms, which a command that never logs (``semspec task list``) need not pay.
 """
@@ -7,31 +9,17 @@ it costs ~30 ms, which a command that never logs (``semspec task list``) need no
 from __future__ import annotations
 
 import logging
-import re
 import sys
 from collections.abc import MutableMapping
 from typing import Any, Literal, TextIO, cast
 
+from semspec.core.masking import MASK, SECRET_NAME, mask_text
+
 LogFormat = Literal["auto", "console", "json"]
-MASK = "***"
-
-_SECRET_KEY = re.compile(
-    r"(api[_-]?key|token|secret|password|passwd|authorization|credential|private[_-]?key)", re.I
-)
-# Values that look like credentials whatever key they sit under.
-_SECRET_VALUE = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}"
-    r"|xox[abpr]-[A-Za-z0-9\-]{10,}|Bearer\s+[A-Za-z0-9._\-]{8,}|AKIA[0-9A-Z]{16})"
-)
-
-
-def mask_text(text: str) -> str:
-    """Replace credential-looking substrings of ``text``."""
-    return _SECRET_VALUE.sub(MASK, text)
 
 
 def _mask_value(key: str, value: Any) -> Any:
-    if _SECRET_KEY.search(key) and value not in (None, "", False):
+    if SECRET_NAME.search(key) and value not in (None, "", False):
         return MASK
     if isinstance(value, str):
         return mask_text(value)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
+SandboxMode = Literal["auto", "bwrap", "none"]
 
 
 class _Section(BaseModel):
@@ -38,6 +39,8 @@ class GateCommand(_Section):
     """Seconds before the gate's whole process group is killed."""
     working_dir: str = "."
     """Directory relative to the worktree root to run the command in."""
+    network: bool = False
+    """Let the gate reach the network when it runs sandboxed (``gates.sandbox``)."""
 
 
 class GateOverride(_Section):
@@ -49,6 +52,8 @@ class GateOverride(_Section):
     """Replacement for the preset gate's ``timeout`` in seconds."""
     working_dir: str | None = None
     """Replacement for the preset gate's ``working_dir``."""
+    network: bool | None = None
+    """Replacement for the preset gate's ``network``."""
     enabled: bool = True
     """Set to false to drop the preset gate entirely."""
 
@@ -62,6 +67,22 @@ class GatesConfig(_Section):
     """Extra gates run after the preset's."""
     max_output_bytes: int = Field(default=16_384, gt=0)
     """Bytes of gate output kept inline (head and tail); the full log goes to a file."""
+    env: list[str] = Field(default_factory=list)
+    """Names of environment variables gates get besides the base set (``PATH``, ``HOME``,
+    ``LANG``, ``LC_*``, ``TMPDIR``, ``TERM``, ``USER``, …); nothing else of the worker's
+    environment reaches a gate."""
+    sandbox: SandboxMode = "auto"
+    """How gates and the command developer are fenced: ``bwrap`` runs them under bubblewrap
+    (worktree and a private ``/tmp`` writable, no network, run folder hidden), ``none`` runs
+    them unfenced, ``auto`` uses bubblewrap when it works here and warns once when not."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return names
 
 
 class LoopConfig(_Section):

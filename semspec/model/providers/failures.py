@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from types import ModuleType
 
 from semspec.core.errors import ProviderError
-from semspec.core.logging import mask_text
+from semspec.core.masking import mask_text
 from semspec.core.reasons import FallbackReason
 
 _STATUS_HINTS = {

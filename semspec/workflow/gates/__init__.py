@@ -5,11 +5,12 @@ and returns a ``GateReport`` whose text goes back to the developer or on to the 
 """
 
 from semspec.workflow.gates.presets import DEFAULT_PRESETS_DIR, load_preset, resolve_gates
-from semspec.workflow.gates.runner import run_gate, run_gates
+from semspec.workflow.gates.runner import GateFencing, run_gate, run_gates
 from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
 
 __all__ = [
     "DEFAULT_PRESETS_DIR",
+    "GateFencing",
     "GateReport",
     "GateResult",
     "GateSpec",

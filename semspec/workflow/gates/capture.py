@@ -1,8 +1,11 @@
 """Bounded capture of a gate's output: everything to a log file, a head and a tail in memory.
 
-A gate may print gigabytes; memory holds at most ``2 * max_bytes`` however much arrives, and the
-inline text handed to agents is at most ``max_bytes`` including the line that says how much was
-left out and where the full log is.
+A gate may print gigabytes; memory holds at most ``2 * max_bytes`` (plus one line being masked)
+however much arrives, and the inline text handed to agents is at most ``max_bytes`` including
+the line that says how much was left out and where the full log is.
+
+Secrets are masked (``semspec.core.masking``) line by line before anything is kept: the log
+file, the inline text and so the Temporal history and the next prompt never hold one.
 """
 
 from __future__ import annotations
@@ -10,6 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
+
+from semspec.core.masking import mask_text
+
+MASK_LINE_BYTES = 64 * 1024
+"""A line longer than this is masked in pieces cut at whitespace (credentials hold none)."""
 
 
 class OutputCapture:
@@ -22,6 +30,7 @@ class OutputCapture:
         self._head = bytearray()
         self._tail = bytearray()
         self._log: BinaryIO | None = None
+        self._pending = bytearray()
 
     def __enter__(self) -> OutputCapture:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,12 +43,24 @@ class OutputCapture:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._keep(_masked(bytes(self._pending)))
+        self._pending.clear()
         if self._log is not None:
             self._log.close()
             self._log = None
 
     def write(self, chunk: bytes) -> None:
-        """Append ``chunk`` to the log and to the bounded head/tail buffers."""
+        """Mask ``chunk``'s complete lines and append them to the log and the head/tail."""
+        self._pending += chunk
+        cut = self._pending.rfind(b"\n") + 1
+        if not cut and len(self._pending) > MASK_LINE_BYTES:
+            cut = max(self._pending.rfind(b" "), self._pending.rfind(b"\t")) + 1
+            cut = cut or len(self._pending)
+        if cut:
+            self._keep(_masked(bytes(self._pending[:cut])))
+            del self._pending[:cut]
+
+    def _keep(self, chunk: bytes) -> None:
         if self._log is not None:
             self._log.write(chunk)
         self.total_bytes += len(chunk)
@@ -76,6 +97,13 @@ class OutputCapture:
 
     def _marker(self, omitted: int) -> str:
         return f"\n[... {omitted} bytes omitted; full log: {self.log_path} ...]\n"
+
+
+def _masked(data: bytes) -> bytes:
+    """``data`` with secrets masked; bytes that are not UTF-8 pass through unchanged."""
+    if not data:
+        return data
+    return mask_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def _cut_utf8_end(data: bytes) -> bytes:

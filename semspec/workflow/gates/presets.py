@@ -97,6 +97,7 @@ def _spec(gate: GateCommand) -> GateSpec:
         required=gate.required,
         timeout_s=gate.timeout,
         working_dir=gate.working_dir,
+        network=gate.network,
     )
 
 
@@ -110,6 +111,7 @@ def _override(spec: GateSpec, change: GateOverride) -> GateSpec | None:
         required=change.required if change.required is not None else spec.required,
         timeout_s=change.timeout if change.timeout is not None else spec.timeout_s,
         working_dir=change.working_dir if change.working_dir is not None else spec.working_dir,
+        network=change.network if change.network is not None else spec.network,
     )
 
 

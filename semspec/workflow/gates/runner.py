@@ -2,7 +2,11 @@
 
 Each gate runs ``/bin/sh -c <command>`` in a new session, so its process group holds everything
 it starts; when the gate ends (normally, by timeout, or because the activity was cancelled) the
-whole group is ended, so no grandchild outlives its gate.
+whole group is ended, so no grandchild outlives its gate. Under bubblewrap the group holds
+bubblewrap, whose PID namespace takes the gate's processes with it.
+
+A gate gets an allowlisted environment (``semspec.core.sandbox.child_env`` plus ``gates.env``),
+runs fenced when a sandbox is in use, and its output is masked before it is kept.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from semspec.core.errors import GateError
+from semspec.core.masking import mask_text
+from semspec.core.sandbox import SHELL, UNFENCED, Fence, Sandbox, child_env
 from semspec.workflow.gates.capture import OutputCapture
 from semspec.workflow.gates.process_group import end_group
 from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
@@ -29,6 +36,17 @@ _READ_CHUNK = 64 * 1024
 # After the group is ended, how long to wait for the pipe to drain before giving up on it
 # (a process that escaped the group with setsid could keep it open).
 _DRAIN_S = 5.0
+
+
+@dataclass(frozen=True)
+class GateFencing:
+    """How gates run: the sandbox in use, the variables opted in, the folders hidden."""
+
+    sandbox: Sandbox = UNFENCED
+    env_names: tuple[str, ...] = ()
+    """Names from ``gates.env``, given besides ``semspec.core.sandbox.BASE_ENV``."""
+    hidden: tuple[Path, ...] = ()
+    """Folders a fenced gate must not see (the run folder)."""
 
 
 def working_dir_of(spec: GateSpec, worktree: Path) -> Path:
@@ -55,18 +73,22 @@ async def run_gate(
     log_dir: Path,
     max_output_bytes: int,
     heartbeat: Heartbeat | None = None,
+    fencing: GateFencing = GateFencing(),
 ) -> GateResult:
     """Run one gate to completion or timeout and report how it went; never raises for a failure.
 
     Raises GateError only when the gate's working_dir escapes the worktree.
     """
     cwd = working_dir_of(spec, worktree)
+    fence = Fence(worktree, fencing.hidden, spec.network)
+    argv = fencing.sandbox.argv([SHELL, "-c", spec.command], fence, cwd)
+    env = fencing.sandbox.env(child_env(fencing.env_names))
     started = time.monotonic()
     with OutputCapture(log_dir / log_file_name(spec.name), max_output_bytes) as capture:
-        exit_code, timed_out = await _execute(spec, cwd, capture, heartbeat)
+        exit_code, timed_out = await _execute(spec, argv, env, cwd, capture, heartbeat)
     return GateResult(
         name=spec.name,
-        command=spec.command,
+        command=mask_text(spec.command),
         required=spec.required,
         passed=exit_code == 0 and not timed_out,
         exit_code=exit_code,
@@ -85,16 +107,23 @@ async def run_gates(
     log_dir: Path,
     max_output_bytes: int,
     heartbeat: Heartbeat | None = None,
+    fencing: GateFencing = GateFencing(),
 ) -> GateReport:
     """Run every gate in order, including those after a failure, so the reviewer sees all."""
     results = [
-        await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat) for spec in specs
+        await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat, fencing)
+        for spec in specs
     ]
     return GateReport(results=results)
 
 
 async def _execute(
-    spec: GateSpec, cwd: Path, capture: OutputCapture, heartbeat: Heartbeat | None
+    spec: GateSpec,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    capture: OutputCapture,
+    heartbeat: Heartbeat | None,
 ) -> tuple[int | None, bool]:
     """Start the command and supervise it; returns (exit code or None, timed out)."""
     if not cwd.is_dir():
@@ -104,10 +133,9 @@ async def _execute(
         return None, False
     try:
         process = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            spec.command,
+            *argv,
             cwd=cwd,
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

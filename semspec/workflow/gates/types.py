@@ -18,6 +18,8 @@ class GateSpec:
     required: bool = True
     timeout_s: float = 600.0
     working_dir: str = "."
+    network: bool = False
+    """Whether the gate may use the network when it runs sandboxed."""
 
 
 @dataclass

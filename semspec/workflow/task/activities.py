@@ -28,8 +28,9 @@ from semspec.agents.protocol import (
     ReviewRequest,
     ReviewVerdict,
 )
-from semspec.core.config.models import RoleModel
+from semspec.core.config.models import GatesConfig, RoleModel
 from semspec.core.errors import GitError
+from semspec.core.sandbox import choose_sandbox
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
     EventPayload,
@@ -42,7 +43,7 @@ from semspec.vocabulary.event_payloads import (
 from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
 from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.activity_errors import activity_errors
-from semspec.workflow.gates.runner import run_gates
+from semspec.workflow.gates.runner import GateFencing, run_gates
 from semspec.workflow.git.commit import commit_task
 from semspec.workflow.git.diff import DiffInfo, worktree_diff
 from semspec.workflow.git.identity import repository_identity
@@ -133,6 +134,13 @@ async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInf
     result = await agent.develop(request)
     diff, changes = await asyncio.to_thread(_changes, spec, ws)
     return result, diff, changes
+
+
+def _gate_fencing(inp: GatesInput) -> GateFencing:
+    """How the repository's config says gates run (config read, bubblewrap tried: blocking)."""
+    gates = repo_config(Path(inp.repo_path)).gates if inp.repo_path else GatesConfig()
+    hidden = (Path(inp.run_dir),) if inp.run_dir else ()
+    return GateFencing(choose_sandbox(gates.sandbox), tuple(gates.env), hidden)
 
 
 async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
@@ -284,6 +292,7 @@ class TaskActivities:
             log_dir,
             inp.max_output_bytes,
             heartbeat=activity.heartbeat,
+            fencing=await asyncio.to_thread(_gate_fencing, inp),
         )
         runs = [
             GateRun(name=r.name, passed=r.passed, required=r.required, duration_ms=r.duration_ms)

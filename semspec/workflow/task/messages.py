@@ -286,6 +286,10 @@ class GatesInput:
     log_dir: str = ""
     context: ContextSnapshot | None = None
     """The loop's context use after this iteration's developer step, published for the monitor."""
+    repo_path: str = ""
+    """The repository; its config says how gates are fenced (``gates.sandbox``, ``gates.env``)."""
+    run_dir: str = ""
+    """The stack's run folder, hidden from fenced gates."""
 
 
 @dataclass(frozen=True)

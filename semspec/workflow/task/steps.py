@@ -173,6 +173,8 @@ class Steps:
             inp.limits.max_output_bytes,
             f"{inp.run_dir}/logs/{inp.spec.task_id}",
             status.context,
+            inp.spec.repo_path,
+            inp.run_dir,
         )
         timeout = timedelta(seconds=bounds.gates_timeout_s(g.timeout_s for g in inp.gates))
         gates = await self._runner.run("gates", TaskActivities.run_gates, request, timeout)

@@ -1,0 +1,188 @@
+"""Fencing agent-written code: gates and the command developer run with an allowlisted
+environment and, where bubblewrap works, in a mount namespace where only the worktree and a
+private ``/tmp`` are writable, the run folder is hidden and the network is off.
+
+Gates (``semspec.workflow.gates``) and the command developer (``semspec.agents``) both run
+code through it, so it sits on the ground floor. ``docs/security.md`` says what it guards.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from semspec.core.config.models import SandboxMode
+from semspec.core.errors import ConfigError
+from semspec.core.logging import get_logger
+
+BASE_ENV = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+    "VIRTUAL_ENV",
+    # Behaviour switches without data: a user who keeps Python from writing bytecode or asks
+    # for plain output wants the same in gates.
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "NO_COLOR",
+)
+"""Variables every gate and command agent gets (plus ``LC_*``); others only when the config
+names them."""
+FENCED_TMP = "/tmp"
+PROBE_TIMEOUT_S = 10.0
+SHELL = "/bin/sh"
+
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+
+
+def child_env(
+    names: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a gate or command agent: ``BASE_ENV``, ``LC_*`` and ``names``."""
+    source = os.environ if environ is None else environ
+    wanted = {*BASE_ENV, *names}
+    return {
+        name: value for name, value in source.items() if name in wanted or name.startswith("LC_")
+    }
+
+
+@dataclass(frozen=True)
+class Fence:
+    """What one fenced run may touch: ``worktree`` read-write, ``hidden`` folders unseen."""
+
+    worktree: Path
+    hidden: tuple[Path, ...] = ()
+    """Folders replaced by an empty one (the run folder: database, logs, other worktrees);
+    the worktree stays visible even when it lies inside one."""
+    network: bool = False
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The fencing in use in this process: bubblewrap at ``bwrap``, or none."""
+
+    mode: SandboxMode
+    bwrap: str | None = None
+    reason: str = field(default="", compare=False)
+    """Why there is no fence (empty under bubblewrap)."""
+
+    @property
+    def in_use(self) -> Literal["bwrap", "none"]:
+        """``bwrap`` when commands run fenced, else ``none``."""
+        return "bwrap" if self.bwrap else "none"
+
+    def argv(self, argv: Sequence[str], fence: Fence, cwd: Path) -> list[str]:
+        """``argv`` as run in ``cwd`` inside the fence (unchanged when there is none)."""
+        if self.bwrap is None:
+            return list(argv)
+        return bwrap_argv(self.bwrap, fence, argv, cwd)
+
+    def env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` adjusted to the fence: temporary files and caches go to the private /tmp."""
+        if self.bwrap is None:
+            return dict(env)
+        # The worker's TMPDIR and HOME are read-only inside; tools that cache under
+        # XDG_CACHE_HOME (go, pip, pre-commit) would fail without a writable one.
+        return {"XDG_CACHE_HOME": f"{FENCED_TMP}/.cache", **env, "TMPDIR": FENCED_TMP}
+
+
+UNFENCED = Sandbox("none", reason="no sandbox was chosen")
+"""No fence, and no warning: for callers that chose none themselves (tests, tools)."""
+
+
+def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list[str]:
+    """The bubblewrap command line running ``argv`` in ``cwd`` inside ``fence``.
+
+    The order of the mounts matters: the root read-only, then a private ``/tmp``, then empty
+    folders over the hidden ones, then the worktree bound back on top of whichever covered it.
+    A new PID namespace ends with its first process, so killing bubblewrap (its process
+    group, on a timeout) takes everything the command started with it.
+    """
+    worktree = os.path.realpath(fence.worktree)
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--tmpfs", FENCED_TMP]
+    for hidden in fence.hidden:
+        real = os.path.realpath(hidden)
+        if os.path.isdir(real):
+            args += ["--tmpfs", real]
+    args += ["--bind", worktree, worktree]
+    if not fence.network:
+        args.append("--unshare-net")
+    args += ["--unshare-pid", "--die-with-parent", "--new-session"]
+    args += ["--chdir", os.path.realpath(cwd), "--", *argv]
+    return args
+
+
+def choose_sandbox(mode: SandboxMode, environ: Mapping[str, str] | None = None) -> Sandbox:
+    """The sandbox for ``mode``; blocking (it may try bubblewrap once), so call it off the loop.
+
+    ``bwrap`` without a working bubblewrap is a ConfigError; ``auto`` without one and ``none``
+    run unfenced and log one warning per process.
+    """
+    path_var = (os.environ if environ is None else environ).get("PATH", os.defpath)
+    if mode == "none":
+        sandbox = Sandbox(mode, reason="gates.sandbox is none")
+    else:
+        found = shutil.which("bwrap", path=path_var)
+        problem = "bwrap is not on PATH" if found is None else _bwrap_problem(found)
+        if problem is None:
+            return Sandbox(mode, found)
+        if mode == "bwrap":
+            raise ConfigError(
+                f"gates.sandbox is bwrap but {problem}",
+                field="gates.sandbox",
+                hint="install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) "
+                "or set gates.sandbox to auto or none",
+            )
+        sandbox = Sandbox(mode, reason=problem)
+    _warn_once(sandbox.reason)
+    return sandbox
+
+
+@functools.cache
+def _bwrap_problem(bwrap: str) -> str | None:
+    """Why bubblewrap at ``bwrap`` cannot fence here (no user namespaces, say), or None."""
+    # The namespaces and mounts a fenced run asks for; any of them may be refused.
+    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    probe += ["--tmpfs", FENCED_TMP, "--unshare-net", "--unshare-pid", "--die-with-parent"]
+    probe += ["--new-session", "--", SHELL, "-c", "exit 0"]
+    try:
+        done = subprocess.run(
+            probe,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            env=child_env(),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{bwrap} did not run: {exc}"
+    if done.returncode != 0:
+        return f"{bwrap} does not work here: {done.stderr.strip()[:200]}"
+    return None
+
+
+def _warn_once(reason: str) -> None:
+    with _warn_lock:
+        if reason in _warned:
+            return
+        _warned.add(reason)
+    get_logger("sandbox").warning(
+        "gates and command agents run unfenced", reason=reason, docs="docs/security.md"
+    )
