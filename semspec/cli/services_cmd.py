@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 import typer
@@ -11,6 +11,7 @@ from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
+    from semspec.core.config.models import SandboxMode
     from semspec.services.supervisor import ServiceStatus
 
 
@@ -41,6 +42,22 @@ def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> N
             f"started outside `semspec up` (`semspec down` leaves them running): {names}",
             markup=False,
         )
+
+
+def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:
+    """The fence gates and command agents get (``gates.sandbox``): the worker's ``extra``
+    fields and a line for the table."""
+    from semspec.core.sandbox import sandbox_for
+
+    sandbox = sandbox_for(mode)
+    if sandbox.bwrap is not None:
+        line = f"gates and command agents run under bubblewrap ({sandbox.bwrap})"
+        return {"sandbox": "bwrap"}, line
+    effect = "gates will fail until it works" if mode == "bwrap" else "they run unfenced"
+    return (
+        {"sandbox": "none", "sandbox_reason": sandbox.reason},
+        f"gates and command agents have no sandbox: {sandbox.reason}; {effect}",
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -97,6 +114,13 @@ def register(app: typer.Typer) -> None:
 
         cli = cli_context(ctx)
         statuses = Supervisor(cli.config, cli.repo).status()
-        _show(ctx, statuses, as_json)
+        sandbox, note = _sandbox(cli.config.gates.sandbox)
+        shown = [
+            replace(s, extra={**(s.extra or {}), **sandbox}) if s.name == "worker" else s
+            for s in statuses
+        ]
+        _show(ctx, shown, as_json)
+        if not as_json:
+            cli.console.print(note, markup=False, soft_wrap=True)
         if any(s.state not in ("up", "external") for s in statuses):
             raise typer.Exit(1)

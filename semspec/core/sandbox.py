@@ -128,29 +128,35 @@ def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list
     return args
 
 
+def sandbox_for(mode: SandboxMode, environ: Mapping[str, str] | None = None) -> Sandbox:
+    """The sandbox ``mode`` gives here, without warning (``semspec status`` shows it); blocking:
+    it may try bubblewrap once per process."""
+    if mode == "none":
+        return Sandbox(mode, reason="gates.sandbox is none")
+    path_var = (os.environ if environ is None else environ).get("PATH", os.defpath)
+    found = shutil.which("bwrap", path=path_var)
+    problem = "bwrap is not on PATH" if found is None else _bwrap_problem(found)
+    if problem is None:
+        return Sandbox(mode, found)
+    return Sandbox(mode, reason=problem)
+
+
 def choose_sandbox(mode: SandboxMode, environ: Mapping[str, str] | None = None) -> Sandbox:
-    """The sandbox for ``mode``; blocking (it may try bubblewrap once), so call it off the loop.
+    """The sandbox to run with; blocking (see ``sandbox_for``), so call it off the event loop.
 
     ``bwrap`` without a working bubblewrap is a ConfigError; ``auto`` without one and ``none``
     run unfenced and log one warning per process.
     """
-    path_var = (os.environ if environ is None else environ).get("PATH", os.defpath)
-    if mode == "none":
-        sandbox = Sandbox(mode, reason="gates.sandbox is none")
-    else:
-        found = shutil.which("bwrap", path=path_var)
-        problem = "bwrap is not on PATH" if found is None else _bwrap_problem(found)
-        if problem is None:
-            return Sandbox(mode, found)
-        if mode == "bwrap":
-            raise ConfigError(
-                f"gates.sandbox is bwrap but {problem}",
-                field="gates.sandbox",
-                hint="install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) "
-                "or set gates.sandbox to auto or none",
-            )
-        sandbox = Sandbox(mode, reason=problem)
-    _warn_once(sandbox.reason)
+    sandbox = sandbox_for(mode, environ)
+    if sandbox.bwrap is None and mode == "bwrap":
+        raise ConfigError(
+            f"gates.sandbox is bwrap but {sandbox.reason}",
+            field="gates.sandbox",
+            hint="install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) "
+            "or set gates.sandbox to auto or none",
+        )
+    if sandbox.bwrap is None:
+        _warn_once(sandbox.reason)
     return sandbox
 
 

@@ -26,6 +26,7 @@ from semspec.agents.protocol import DeveloperRequest
 from semspec.core.errors import ConfigError
 from semspec.core.sandbox import Sandbox, choose_sandbox
 from semspec.workflow.gates import GateFencing, GateResult, GateSpec, run_gate
+from tests.support.stack import cli_env, make_sample_repo
 
 MAX_OUTPUT = 16_384
 SERVICES = '{"services": {"nats": {"address": "nats://127.0.0.1:4222", "secret": "run-folder"}}}'
@@ -341,6 +342,25 @@ def test_sandbox_bwrap_without_bubblewrap_is_a_config_error(tmp_path: Path) -> N
 
     assert caught.value.field == "gates.sandbox"
     assert "apt-get install bubblewrap" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("mode", "shown"), [("auto", {"sandbox": "bwrap"}), ("none", {"sandbox": "none"})]
+)
+def test_status_shows_the_sandbox_gates_get(
+    bwrap: Sandbox, tmp_path: Path, mode: str, shown: dict[str, str]
+) -> None:
+    repo = make_sample_repo(tmp_path / "repo", {"gates": {"sandbox": mode}})
+    argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "status"]
+    env = cli_env()
+
+    as_json = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env, timeout=60)
+    table = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+
+    worker = next(s for s in json.loads(as_json.stdout) if s["name"] == "worker")
+    assert shown.items() <= (worker["extra"] or {}).items()
+    expected = "run under bubblewrap" if mode == "auto" else "no sandbox: gates.sandbox is none"
+    assert expected in table.stdout
 
 
 def test_auto_uses_bubblewrap_where_it_works(bwrap: Sandbox) -> None:
