@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from semspec.core.masking import MASK, mask_text
 from semspec.vocabulary.workflow_names import task_workflow_id
+from semspec.workflow.gates.capture import OutputCapture
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, call
 from tests.fakes.llm_task import (
     GATE_CODE,
@@ -166,3 +168,42 @@ def test_planted_keys_reach_no_file_no_history_and_no_llm_request(
     assert holding(history, keys) == []
     assert [holding(r, keys) for r in requests if holding(r, keys)] == []
     assert holding(submitted.stdout + submitted.stderr, keys) == []
+
+
+@pytest.mark.parametrize("name", sorted(set(planted_keys()) - {"AWS_SECRET_ACCESS_KEY"}))
+def test_every_vendor_key_shape_is_masked_in_text(name: str) -> None:
+    value = planted_keys()[name]
+    line = f"curl -H 'x: {value}' failed; {name}={value}\n"
+
+    masked = mask_text(line, environ={})
+
+    assert value not in masked
+    assert f"{name}={MASK}" in masked
+
+
+def test_the_value_of_a_secret_named_variable_is_masked_wherever_it_appears() -> None:
+    value = _token(40, string.ascii_letters + "/+")
+    environ = {"DEPLOY_PASSWORD": value, "EDITOR": "vim-editor-long"}
+
+    masked = mask_text(f"connecting with {value} using vim-editor-long", environ)
+
+    assert masked == f"connecting with {MASK} using vim-editor-long"
+
+
+def test_ordinary_log_text_is_left_alone() -> None:
+    text = "retry 3 of task t-1 (tokens=1200, skip-list, max_tokens: 4096), sk-8 passed"
+    assert mask_text(text, environ={}) == text
+
+
+def test_a_key_split_across_two_chunks_of_gate_output_is_still_masked(tmp_path: Path) -> None:
+    key = planted_keys()["OPENAI_API_KEY"]
+    data = f"before\nOPENAI key is {key} and more\nafter\n".encode()
+    cut = data.index(key.encode()) + 10
+
+    with OutputCapture(tmp_path / "gate.log", max_bytes=1_000) as capture:
+        capture.write(data[:cut])
+        capture.write(data[cut:])
+
+    assert key not in capture.text()
+    assert key.encode() not in (tmp_path / "gate.log").read_bytes()
+    assert f"OPENAI key is {MASK} and more" in capture.text()
