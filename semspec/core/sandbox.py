@@ -123,7 +123,9 @@ def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list
     args += ["--bind", worktree, worktree]
     if not fence.network:
         args.append("--unshare-net")
-    args += ["--unshare-pid", "--die-with-parent", "--new-session"]
+    # Run as root, bubblewrap keeps every capability inside: enough to unmount the empty
+    # folder over the run folder or remount the root read-write. No capability, no way out.
+    args += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return args
 
@@ -166,7 +168,7 @@ def _bwrap_problem(bwrap: str) -> str | None:
     # The namespaces and mounts a fenced run asks for; any of them may be refused.
     probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     probe += ["--tmpfs", FENCED_TMP, "--unshare-net", "--unshare-pid", "--die-with-parent"]
-    probe += ["--new-session", "--", SHELL, "-c", "exit 0"]
+    probe += ["--new-session", "--cap-drop", "ALL", "--", SHELL, "-c", "exit 0"]
     try:
         done = subprocess.run(
             probe,

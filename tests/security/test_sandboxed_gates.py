@@ -189,6 +189,27 @@ async def test_a_fenced_gate_cannot_read_the_run_folder(bwrap: Sandbox, layout: 
     assert listing.passed and "['worktrees']" in listing.output
 
 
+async def test_a_fenced_gate_cannot_unmount_its_way_into_the_run_folder_or_remount_the_root(
+    bwrap: Sandbox, layout: Layout
+) -> None:
+    # Run as root (as CI is), bubblewrap would leave the gate every capability.
+    probe = Path("/etc") / f"semspec-probe-{uuid.uuid4().hex[:8]}"
+    services = layout.run_dir / "services.json"
+    command = (
+        f"umount -l {layout.run_dir}; cat {services}; "
+        f"mount -o remount,rw,bind /; touch {probe}; exit 0"
+    )
+
+    try:
+        result = await run_fenced(bwrap, layout, GateSpec("escape", command, True, 30.0, "."))
+        escaped = probe.exists()
+    finally:
+        probe.unlink(missing_ok=True)
+
+    assert "run-folder" not in result.output
+    assert not escaped
+
+
 async def test_a_fenced_gates_tmp_is_private(bwrap: Sandbox, layout: Layout) -> None:
     host_file = Path("/tmp") / f"semspec-host-{uuid.uuid4().hex[:8]}"
     gate_file = Path("/tmp") / f"semspec-gate-{uuid.uuid4().hex[:8]}"
