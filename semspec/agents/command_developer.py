@@ -88,7 +88,9 @@ class CommandDeveloper:
         prompt = render_task(request) + INSTRUCTIONS
         argv, placed = build_argv(self.command, prompt, field=self.field)
         env = child_env(self.fencing.env_names)
-        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+        # Under bubblewrap a missing program is only bwrap's exit 1, so look it up first; a
+        # path with a slash is relative to the worktree, where the command runs.
+        if "/" not in argv[0] and shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
             raise self._not_found(argv[0])
         sandbox = await asyncio.to_thread(choose_sandbox, self.fencing.sandbox)
         worktree = Path(request.worktree)

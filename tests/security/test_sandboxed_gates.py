@@ -271,6 +271,18 @@ async def test_a_gate_gets_the_base_environment_and_what_gates_env_names(
     }
 
 
+def probe_request(layout: Layout) -> DeveloperRequest:
+    return DeveloperRequest(
+        task_id="t1",
+        title="Probe",
+        description="Probe the fence.",
+        criteria=[],
+        task_files=[],
+        worktree=str(layout.worktree),
+        iteration=1,
+    )
+
+
 AGENT = """
 import os, pathlib, sys
 prompt = sys.stdin.read()
@@ -299,18 +311,8 @@ async def test_the_command_developer_runs_fenced_with_only_its_own_key(
     services = layout.run_dir / "services.json"
     fencing = CommandFencing("bwrap", ("SEMSPEC_PROBE_AGENT_KEY",), (layout.run_dir,))
     agent = CommandDeveloper(f"{sys.executable} agent.py {services}", timeout_s=30, fencing=fencing)
-    request = DeveloperRequest(
-        task_id="t1",
-        title="Probe",
-        description="Probe the fence.",
-        criteria=[],
-        task_files=[],
-        worktree=str(layout.worktree),
-        iteration=1,
-    )
-
     try:
-        result = await agent.develop(request)
+        result = await agent.develop(probe_request(layout))
     finally:
         home_probe = Path.home() / ".semspec-agent-probe"
         escaped = home_probe.exists()
@@ -321,6 +323,21 @@ async def test_the_command_developer_runs_fenced_with_only_its_own_key(
     assert f"{services} REFUSED FileNotFoundError" in result.summary
     assert "HOME REFUSED" in result.summary and not escaped
     assert "KEYS ['SEMSPEC_PROBE_AGENT_KEY']" in result.summary
+
+
+async def test_a_command_developer_named_by_a_path_in_the_worktree_runs_fenced(
+    bwrap: Sandbox, layout: Layout
+) -> None:
+    agent = layout.worktree / "agent.sh"
+    agent.write_text("#!/bin/sh\ncat > prompt.txt\necho done\n", encoding="utf-8")
+    agent.chmod(0o755)
+    fencing = CommandFencing("bwrap", (), (layout.run_dir,))
+    developer = CommandDeveloper("./agent.sh", timeout_s=30, fencing=fencing)
+
+    result = await developer.develop(probe_request(layout))
+
+    assert (result.outcome, result.summary) == ("submitted", "done")
+    assert "Probe the fence." in (layout.worktree / "prompt.txt").read_text(encoding="utf-8")
 
 
 WARN_TWICE = """
