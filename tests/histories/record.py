@@ -24,6 +24,7 @@ proves that the *next* change replays this history deterministically (or that it
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 import uuid
@@ -127,6 +128,8 @@ async def record_signals(
         approve = {"developer": {"write": {"calc.py": GOOD}}, "reviewer": {"verdict": "approve"}}
         script = write_script(root / "script.yaml", [approve])
         gates = root / "gate"
+        # The slow gate writes its pid outside the worktree, where a sandboxed gate cannot.
+        os.environ["SEMSPEC_GATES__SANDBOX"] = "none"
         inp = task_input(repo, script, SIGNALS_TASK_ID, gates=[slow_gate(gates, slow_runs=2)])
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=binary("temporal"),
