@@ -71,6 +71,7 @@ def log() -> Any:
 MAX_TASK_ID_CHARS = 256
 """Longer task ids are refused: ids are stored in every file the task touched."""
 _PARALLEL_QUESTIONS = 32
+_LIVENESS_TIMEOUT_S = 5.0
 
 
 class WorkflowLiveness(Protocol):
@@ -196,16 +197,16 @@ class RiskMonitor:
             asked = [t for t in active if t not in retired]
             for start in range(0, len(asked), _PARALLEL_QUESTIONS):
                 chunk = asked[start : start + _PARALLEL_QUESTIONS]
-                answers = await asyncio.gather(*(self._liveness.is_open(t) for t in chunk))
+                answers = await asyncio.gather(*(self._is_open(t) for t in chunk))
+                if all(answer is None for answer in answers):
+                    break  # Temporal gives no answers now: keep the rest for the next round
                 retired += [
                     t for t, is_open in zip(chunk, answers, strict=True) if is_open is False
                 ]
         if not retired:
             return []
-        index = self._index
+        index = self._index.remove(*retired)
         states = [replace(self._cache[t], active=False) for t in retired]
-        for state in states:
-            index = index.remove(state.task_id)
         await asyncio.gather(*(self.store.save_task(s) for s in states))
         await self.store.save_index(self._index, index)
         self._index = index
@@ -214,6 +215,14 @@ class RiskMonitor:
         self.stats.retired += len(retired)
         log().info("tasks left the active set", tasks=len(retired), first=retired[:5])
         return sorted(retired)
+
+    async def _is_open(self, task_id: str) -> bool | None:
+        """The liveness answer, or None after ``_LIVENESS_TIMEOUT_S`` (events wait meanwhile)."""
+        assert self._liveness is not None
+        try:
+            return await asyncio.wait_for(self._liveness.is_open(task_id), _LIVENESS_TIMEOUT_S)
+        except TimeoutError:
+            return None
 
     async def _guarded(self, step: Any) -> None:
         """Run ``step`` (no arguments); a failure reloads state instead of stopping the loop."""

@@ -97,11 +97,12 @@ class FileIndex:
                 files[path] = sorted([*tasks, task_id])
         return FileIndex(files)
 
-    def remove(self, task_id: str) -> FileIndex:
-        """A copy without ``task_id`` (a finished task no longer conflicts with anyone)."""
+    def remove(self, *task_ids: str) -> FileIndex:
+        """A copy without ``task_ids`` (a finished task no longer conflicts with anyone)."""
+        gone = set(task_ids)
         files: dict[str, list[str]] = {}
         for path, tasks in self.files.items():
-            kept = [t for t in tasks if t != task_id]
+            kept = [t for t in tasks if t not in gone]
             if kept:
                 files[path] = kept
         return FileIndex(files)
