@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from nats.aio.client import Client as NATS
+from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import NoKeysError
 from temporalio.client import Client
 
@@ -207,3 +208,25 @@ async def test_a_task_with_no_event_for_idle_task_s_leaves_the_active_set(nc: NA
 
 async def _connected(client: Client) -> Client:
     return client
+
+
+async def test_streams_and_a_consumer_made_without_limits_get_them_when_the_monitor_starts(
+    nc: NATS,
+) -> None:
+    js = nc.jetstream()
+    # What an older semspec (or the worker's publisher before this change) left behind.
+    await js.delete_stream("AGENT_MONITOR")
+    await js.add_stream(StreamConfig(name="AGENT_MONITOR", subjects=["agent.monitor.*"]))
+    old = ConsumerConfig(durable_name="risk-monitor", ack_policy=AckPolicy.EXPLICIT, ack_wait=30)
+    await js.add_consumer("AGENT_MONITOR", old)
+    async with Running(nc, risk=RISK):
+        pass
+    config = (await js.stream_info("AGENT_MONITOR")).config
+    want = RISK.limits.events
+    assert (config.max_age, config.max_bytes, config.max_msg_size) == (
+        want.max_age_s,
+        want.max_bytes,
+        want.max_msg_size,
+    )
+    consumer = await js.consumer_info("AGENT_MONITOR", "risk-monitor")
+    assert consumer.config.max_deliver == MAX_DELIVER
