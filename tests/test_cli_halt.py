@@ -33,7 +33,8 @@ async def halt_as_the_monitor_would(stack: Stack, task_id: str) -> None:
         evidence=ConflictEvidence(event_id="e1", files=["calc.py"], other_tasks=["other"]),
         message="calc.py is also changed by task other",
     )
-    delivered = await TemporalSignalBridge.for_client(client).deliver(task_id, "halt", signal)
+    bridge = TemporalSignalBridge.for_client(client, stack.owner().sign)
+    delivered = await bridge.deliver(task_id, "halt", signal)
     assert delivered
 
 

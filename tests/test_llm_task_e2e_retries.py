@@ -33,6 +33,7 @@ from tests.fakes.llm_task import (
     developer_replies,
     sample_repo,
 )
+from tests.support.owner import OWNER, OWNER_KEY
 
 RESULT_TIMEOUT_S = 120.0
 CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]
@@ -41,7 +42,7 @@ CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
     """An in-process worker (no event publisher) on a fresh task queue."""
-    async with build_worker(temporal_client, task_queue, None):
+    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
         yield task_queue
 
 
@@ -50,7 +51,7 @@ async def run_task(client: Client, task_queue: str, repo: Path, task_id: str) ->
     draft = TaskDraft(
         title=TASK_TITLE, files=["calc.py"], criteria=[TASK_CRITERION], task_id=task_id
     )
-    await submit(client, task_queue, build_task_input(draft, load_config(repo), repo))
+    await submit(client, task_queue, build_task_input(draft, load_config(repo), repo), OWNER)
     handle = client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
     # Bounded: a task that escalates instead of ending would otherwise wait for a human forever.
     result: TaskResult = await asyncio.wait_for(handle.result(), RESULT_TIMEOUT_S)

@@ -31,7 +31,6 @@ from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.vocabulary.subjects import MONITOR_STREAM
 from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
-    UPDATE_RESOLVE,
     plan_workflow_id,
     task_workflow_id,
 )
@@ -45,6 +44,7 @@ from semspec.workflow.task.messages import (
 )
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
+from tests.support.owner import OWNER, OWNER_KEY, answer
 from tests.support.servers import NatsServer
 from tests.support.tasks import (
     BROKEN_CALC,
@@ -75,13 +75,15 @@ async def stack(temporal_client: Client, task_queue: str, tmp_path: Path) -> Asy
     server = NatsServer(tmp_path / "nats").start()
     publisher = EventPublisher(server.url)
     nc = await nats.connect(server.url)
-    monitor = RiskMonitor(nc, RiskConfig(), TemporalSignalBridge.for_client(temporal_client))
+    monitor = RiskMonitor(
+        nc, RiskConfig(), TemporalSignalBridge.for_client(temporal_client, OWNER.sign)
+    )
     stop = asyncio.Event()
     runner: asyncio.Task[None] | None = None
     try:
         await monitor.start()
         runner = asyncio.create_task(monitor.run(stop, idle_wait=0.1))
-        async with build_worker(temporal_client, task_queue, publisher):
+        async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
             yield Stack(temporal_client, task_queue, nc, monitor)
     finally:
         stop.set()
@@ -178,7 +180,7 @@ async def test_two_parallel_plan_tasks_editing_one_file_are_halted_until_a_human
         inp = task_input(git_repo, script, tid(name), gates=[gate])
         tasks.append(PlanTask(replace(inp, spec=replace(inp.spec, plan_id=plan_id))))
     left, right = (t.input.spec.task_id for t in tasks)
-    await submit_plan(stack.client, stack.task_queue, PlanInput(plan_id, "conflict", tasks))
+    await submit_plan(stack.client, stack.task_queue, PlanInput(plan_id, "conflict", tasks), OWNER)
 
     async def both_signalled() -> bool:
         for task_id in (left, right):
@@ -207,11 +209,13 @@ async def test_two_parallel_plan_tasks_editing_one_file_are_halted_until_a_human
         assert [h["reason"] for h in halts] == ["conflicting_changes"]
 
     # A human keeps one change and drops the other.
-    await stack.client.get_workflow_handle(task_workflow_id(left)).execute_update(
-        UPDATE_RESOLVE, Resolution("approve", resolved_by="alice")
+    await answer(
+        stack.client.get_workflow_handle(task_workflow_id(left)),
+        Resolution("approve", resolved_by="alice"),
     )
-    await stack.client.get_workflow_handle(task_workflow_id(right)).execute_update(
-        UPDATE_RESOLVE, Resolution("abort", resolved_by="alice")
+    await answer(
+        stack.client.get_workflow_handle(task_workflow_id(right)),
+        Resolution("abort", resolved_by="alice"),
     )
     handle = stack.client.get_workflow_handle(plan_workflow_id(plan_id), result_type=PlanResult)
     result = await asyncio.wait_for(handle.result(), WAIT_S)
@@ -290,7 +294,7 @@ async def run_until_escalated(stack: Stack, inp: TaskInput) -> TaskStatus:
 
 async def finish(stack: Stack, task_id: str) -> None:
     handle = stack.client.get_workflow_handle(task_workflow_id(task_id))
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
     await asyncio.wait_for(handle.result(), WAIT_S)
 
 
@@ -345,9 +349,7 @@ async def test_after_an_extended_budget_the_monitor_waits_for_the_granted_retrie
     assert status.pending_escalation is not None
     assert status.pending_escalation.reason == "budget_exhausted"
     handle = stack.client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
-    await handle.execute_update(
-        UPDATE_RESOLVE, Resolution("extend_budget", resolved_by="bob", extra_retries=6)
-    )
+    await answer(handle, Resolution("extend_budget", resolved_by="bob", extra_retries=6))
     result = await asyncio.wait_for(handle.result(), WAIT_S)
     assert result.outcome == "approved" and result.iterations == 8
     await eventually(lambda: monitor_caught_up(stack), "the monitor catches up")

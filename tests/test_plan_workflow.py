@@ -20,7 +20,7 @@ from temporalio.exceptions import CancelledError
 from temporalio.worker import Replayer
 
 from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
-from semspec.vocabulary.workflow_names import UPDATE_RESOLVE, plan_workflow_id, task_workflow_id
+from semspec.vocabulary.workflow_names import plan_workflow_id, task_workflow_id
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.plan.messages import (
     PlanInput,
@@ -32,6 +32,7 @@ from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task.messages import Resolution
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
+from tests.support.owner import OWNER, OWNER_KEY, answer
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
@@ -39,7 +40,7 @@ APPROVE = {"verdict": "approve", "summary": "looks right"}
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[None]:
-    async with build_worker(temporal_client, task_queue, None):
+    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
         yield
 
 
@@ -76,7 +77,7 @@ async def test_independent_tasks_start_together_and_a_dependent_waits_for_both(
 ) -> None:
     script = approving(tmp_path)
     plan = plan_of(git_repo, {"a": script, "b": script, "c": script}, {"c": ["a", "b"]})
-    handle = await submit_plan(temporal_client, task_queue, plan)
+    handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     result: PlanResult = await handle.result()
     assert result.outcome == "approved"
     a, b, c = (t.input.spec.task_id for t in plan.tasks)
@@ -105,14 +106,12 @@ async def test_a_task_whose_dependency_was_aborted_is_skipped_with_its_dependent
         {"b": ["a"], "c": ["b"]},
     )
     a, b, c, d = (t.input.spec.task_id for t in plan.tasks)
-    await submit_plan(temporal_client, task_queue, plan)
+    await submit_plan(temporal_client, task_queue, plan, OWNER)
     status = await wait_until_escalated(temporal_client, plan.plan_id)
     rows = {row.task_id: row for row in status.tasks}
     assert escalated_tasks(status) == [a]
     assert rows[b].state == "waiting" and rows[c].state == "waiting"
-    await temporal_client.get_workflow_handle(task_workflow_id(a)).execute_update(
-        UPDATE_RESOLVE, Resolution("abort")
-    )
+    await answer(temporal_client.get_workflow_handle(task_workflow_id(a)), Resolution("abort"))
     handle = temporal_client.get_workflow_handle(
         plan_workflow_id(plan.plan_id), result_type=PlanResult
     )
@@ -138,7 +137,7 @@ async def test_a_cancelled_plan_cancels_its_running_tasks(
         tmp_path / "broken.yaml", [{"developer": {"write": {"calc.py": BROKEN_CALC}}}]
     )
     plan = plan_of(git_repo, {"a": broken, "b": approving(tmp_path)}, {"b": ["a"]})
-    handle = await submit_plan(temporal_client, task_queue, plan)
+    handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     await wait_until_escalated(temporal_client, plan.plan_id)
     await handle.cancel()
     with pytest.raises(WorkflowFailureError) as err:
@@ -154,7 +153,7 @@ async def test_a_finished_plan_replays_deterministically(
 ) -> None:
     script = approving(tmp_path)
     plan = plan_of(git_repo, {"a": script, "b": script}, {"b": ["a"]})
-    handle = await submit_plan(temporal_client, task_queue, plan)
+    handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     await handle.result()
     history = await handle.fetch_history()
     await Replayer(workflows=[PlanWorkflow, TaskWorkflow]).replay_workflow(history)
@@ -182,7 +181,7 @@ async def test_a_dependent_task_starts_from_the_work_of_the_tasks_it_depends_on(
     needs_both = GateSpec("needs-deps", f'{sys.executable} -c "{code}"', True, 60.0, ".")
     dependent = plan.tasks[2]
     plan.tasks[2] = replace(dependent, input=replace(dependent.input, gates=[needs_both]))
-    handle = await submit_plan(temporal_client, task_queue, plan)
+    handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     # Bounded: without its dependencies' work c's gate fails and the task waits for a human.
     result: PlanResult = await asyncio.wait_for(handle.result(), 60)
     assert result.outcome == "approved"

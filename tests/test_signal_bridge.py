@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         task_workflow_id,
     )
     from tests.support.monitor_events import loop_event
+    from tests.support.owner import OWNER
     from tests.support.running_monitor import Running
 
 
@@ -176,7 +177,7 @@ async def test_the_bridge_delivers_every_time_and_ignores_other_actions(
 ) -> None:
     task = f"d-{uuid.uuid4().hex[:8]}"
     await start_task(temporal_client, task_queue, task)
-    bridge = TemporalSignalBridge.for_client(temporal_client)
+    bridge = TemporalSignalBridge.for_client(temporal_client, OWNER.sign)
     signal = UserSignal(
         signal_id="sig-1",
         task_id=task,

@@ -25,7 +25,6 @@ from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
 from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
-    UPDATE_RESOLVE,
     subtask_id,
     task_workflow_id,
 )
@@ -39,6 +38,7 @@ from semspec.workflow.task.messages import (
     TaskStatus,
 )
 from semspec.workflow.worker import build_worker
+from tests.support.owner import OWNER_KEY, answer
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
@@ -60,7 +60,7 @@ WAIT_S = 90.0
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None):
+    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
         yield task_queue
 
 
@@ -123,7 +123,7 @@ async def test_a_checkpoint_does_not_reset_the_retry_count(
     assert retries == ["retry 1/2", "retry 2/2"]  # the third is the escalation, not a retry
     assert status.pending_escalation.message.endswith("2 retries used of 2")
     assert (status.iteration, status.retries) == (3, 3)
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
 
 
 async def test_the_developer_after_a_checkpoint_gets_the_last_review_findings(
@@ -181,7 +181,7 @@ async def test_retries_a_human_granted_still_hold_after_a_checkpoint(
     )
     status = await settled(handle)
     assert status.pending_escalation is not None
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("extend_budget", extra_retries=3))
+    await answer(handle, Resolution("extend_budget", extra_retries=3))
     status = await settled(handle)
     assert status.pending_escalation is None, status.pending_escalation
     assert status.outcome == "approved"

@@ -25,7 +25,6 @@ from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.workflow_names import (
     SIGNAL_HALT,
     SIGNAL_PAUSE,
-    UPDATE_RESOLVE,
     task_workflow_id,
 )
 from semspec.workflow.task.messages import Resolution, RoleSpec, TaskResult
@@ -38,6 +37,7 @@ from tests.fakes.llm_task import (
     developer_replies,
     sample_repo,
 )
+from tests.support.owner import OWNER, OWNER_KEY, answer, send
 from tests.support.slow_gate import gate_pid, is_running, slow_gate
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
@@ -49,7 +49,7 @@ PAUSE = RiskSignalInput("context_pressure", "pause", "p1", "context at 72%")
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None):
+    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
         yield task_queue
 
 
@@ -74,7 +74,7 @@ async def test_a_halt_cancels_the_running_gate_and_escalates_naming_the_halt(
     temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
 ) -> None:
     handle, pid = await _start_on_slow_gate(temporal_client, worker, git_repo, _tid(), tmp_path)
-    await handle.signal(SIGNAL_HALT, HALT)
+    await send(handle, SIGNAL_HALT, HALT)
     status = await wait_for_phase(handle, "escalated")
     escalation = status.pending_escalation
     assert escalation is not None and status.halted
@@ -84,7 +84,7 @@ async def test_a_halt_cancels_the_running_gate_and_escalates_naming_the_halt(
     assert not is_running(pid)  # the escalation waited until the gate's group was ended
     cancelled = [e.message for e in status.log if e.kind == "cancelled"]
     assert cancelled == ["gates step cancelled: halt from the risk monitor"]
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "go on"))
+    await answer(handle, Resolution("retry", "go on"))
     result: TaskResult = await asyncio.wait_for(handle.result(), WAIT_S)
     assert result.outcome == "approved"
     assert result.iterations == 2  # the human's retry ran the step again, in a new iteration
@@ -97,7 +97,7 @@ async def test_a_pause_cancels_the_running_gate_and_checkpoints_at_once(
 ) -> None:
     task_id = _tid()
     handle, pid = await _start_on_slow_gate(temporal_client, worker, git_repo, task_id, tmp_path)
-    await handle.signal(SIGNAL_PAUSE, PAUSE)
+    await send(handle, SIGNAL_PAUSE, PAUSE)
     result: TaskResult = await asyncio.wait_for(handle.result(), WAIT_S)
     assert result.outcome == "approved"
     assert not is_running(pid)
@@ -142,12 +142,14 @@ async def test_a_halt_stops_the_llm_developer_and_no_llm_call_follows_it(
         draft = TaskDraft(
             title=TASK_TITLE, files=["calc.py"], criteria=[TASK_CRITERION], task_id=task_id
         )
-        await submit(temporal_client, worker, build_task_input(draft, load_config(repo), repo))
+        await submit(
+            temporal_client, worker, build_task_input(draft, load_config(repo), repo), OWNER
+        )
         handle = temporal_client.get_workflow_handle(
             task_workflow_id(task_id), result_type=TaskResult
         )
         await _until(lambda: bool(llm.requests_for("developer")), "the developer calls the LLM")
-        await handle.signal(SIGNAL_HALT, HALT)
+        await send(handle, SIGNAL_HALT, HALT)
         status = await wait_for_phase(handle, "escalated")
         assert status.pending_escalation is not None
         assert status.pending_escalation.source == "halt"
@@ -155,7 +157,7 @@ async def test_a_halt_stops_the_llm_developer_and_no_llm_call_follows_it(
         # The held call gets its answer only now: a developer that was not stopped would act
         # on it and call the LLM again, in the conversation of the cancelled step.
         release.set()
-        await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", guidance))
+        await answer(handle, Resolution("retry", guidance))
         result = await asyncio.wait_for(handle.result(), WAIT_S)
         developer_calls = llm.requests_for("developer")
     assert result.outcome == "approved"
@@ -180,11 +182,11 @@ async def test_a_halt_ends_a_command_developer_with_its_process_group(
     handle = await start(temporal_client, inp, worker)
     await _until(pid_path.exists, "the command agent starts")
     pid = int(pid_path.read_text(encoding="utf-8"))
-    await handle.signal(SIGNAL_HALT, HALT)
+    await send(handle, SIGNAL_HALT, HALT)
     status = await wait_for_phase(handle, "escalated")
     assert status.pending_escalation is not None
     assert status.pending_escalation.message.endswith("the running developer step was cancelled")
     assert not is_running(pid)
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
     result: TaskResult = await asyncio.wait_for(handle.result(), WAIT_S)
     assert result.outcome == "aborted"

@@ -17,6 +17,7 @@ from semspec.vocabulary.workflow_names import SIGNAL_FLAG
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.task.messages import TaskResult, TaskStatus
 from semspec.workflow.worker import build_worker
+from tests.support.owner import OWNER_KEY, send
 from tests.support.tasks import (
     GOOD_CALC,
     GOOD_CALC_V2,
@@ -34,7 +35,7 @@ NOTE = "scope_creep: files outside the task: README.md"
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
     """An in-process worker with no event publisher: no risk monitor can send a flag."""
-    async with build_worker(temporal_client, task_queue, None):
+    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
         yield task_queue
 
 
@@ -77,7 +78,7 @@ async def test_the_monitors_flag_about_the_same_files_adds_no_second_note(
     monitor_flag = RiskSignalInput(
         "scope_creep", "warn", "s1", "outside: README.md", {"outside": ["README.md"]}
     )
-    await handle.signal(SIGNAL_FLAG, monitor_flag)
+    await send(handle, SIGNAL_FLAG, monitor_flag)
     await wait_for_log(handle, "signal")
     go.touch()
     result: TaskResult = await handle.result()

@@ -20,6 +20,7 @@ from semspec.vocabulary.workflow_names import SIGNAL_HALT, UPDATE_RESOLVE, task_
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
+from tests.support.owner import OWNER_KEY, answer, send, signal_for, signed
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
@@ -43,7 +44,7 @@ async def worker(
     temporal_client: Client, task_queue: str, nats_url: str
 ) -> AsyncIterator[EventPublisher]:
     publisher = EventPublisher(nats_url)
-    async with build_worker(temporal_client, task_queue, publisher):
+    async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
         yield publisher
     await publisher.close()
 
@@ -124,7 +125,7 @@ async def test_an_unchanged_fingerprint_escalates_with_no_new_evidence(
     assert status.pending_escalation is not None
     assert status.pending_escalation.reason == "no_new_evidence"
     assert status.iteration == 2
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
     result: TaskResult = await handle.result()
     assert result.outcome == "aborted"
     assert result.commit_id is None
@@ -148,11 +149,11 @@ async def test_exhausted_retries_escalate_and_a_human_retry_with_guidance_gets_a
     assert status.pending_escalation.reason == "budget_exhausted"
     assert status.retries == 2
     with pytest.raises(WorkflowUpdateFailedError):
-        await handle.execute_update(UPDATE_RESOLVE, Resolution("retry"))  # no guidance
+        await answer(handle, Resolution("retry"))  # no guidance
     with pytest.raises(WorkflowUpdateFailedError):
         # An action the loop does not know is refused when the answer is decoded.
         await handle.execute_update(UPDATE_RESOLVE, {"action": "merge"})
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "fix add"))
+    await answer(handle, Resolution("retry", "fix add"))
     result: TaskResult = await handle.result()
     assert result.outcome == "approved"
     assert result.iterations == 4  # the retry count was reset by the human's answer
@@ -173,11 +174,11 @@ async def test_a_pause_checkpoints_and_continues_in_a_fresh_run(
 
     handle = await temporal_client.start_workflow(
         TaskWorkflow.run,
-        inp,
+        signed(inp),
         id=task_workflow_id(inp.spec.task_id),
         task_queue=task_queue,
         start_signal="pause",
-        start_signal_args=[pause],
+        start_signal_args=[signal_for(inp.spec.task_id, "pause", pause)],
     )
     result: TaskResult = await handle.result()
     assert result.outcome == "approved"
@@ -221,14 +222,14 @@ async def test_a_halt_before_commit_stops_changes_until_a_human_answers(
     task_id = _tid()
     handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
     halt = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py")
-    await handle.signal(SIGNAL_HALT, halt)
-    await handle.signal(SIGNAL_HALT, halt)
+    await send(handle, SIGNAL_HALT, halt)
+    await send(handle, SIGNAL_HALT, halt)
     status = await wait_for_phase(handle, "escalated")
     assert status.halted
     assert status.commit_id is None
     signals = [e.message for e in status.log if e.kind == "signal"]
     assert signals == ["halt: conflicting_changes calc.py"]  # the duplicate was ignored
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
     result: TaskResult = await handle.result()
     assert result.outcome == "aborted"
     git = pygit2.Repository(str(git_repo))
@@ -248,7 +249,7 @@ async def test_loop_events_and_the_escalation_signal_reach_jetstream(
     task_id = _tid()
     handle = await start(temporal_client, task_input(git_repo, script, task_id), task_queue)
     await wait_for_phase(handle, "escalated")
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
     await handle.result()
     nc = await nats.connect(nats_url)
     try:
@@ -399,7 +400,7 @@ async def test_need_more_info_without_any_evidence_escalates_with_no_new_evidenc
     assert status.pending_escalation is not None
     assert status.pending_escalation.reason == "no_new_evidence"
     assert "which SOP?" in status.pending_escalation.message
-    await handle.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+    await answer(handle, Resolution("abort"))
     await handle.result()
 
 

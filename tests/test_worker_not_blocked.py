@@ -21,11 +21,12 @@ from semspec.client.task_client import submit
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config import load_config
 from semspec.vocabulary.events import RiskSignalInput
-from semspec.vocabulary.workflow_names import SIGNAL_HALT, UPDATE_RESOLVE, task_workflow_id
+from semspec.vocabulary.workflow_names import SIGNAL_HALT, task_workflow_id
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, call
 from tests.fakes.llm_task import TASK_CRITERION, TASK_TITLE, approve_reply, sample_repo
+from tests.support.owner import OWNER, OWNER_KEY, answer, send
 from tests.support.repos import SIGNATURE
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
@@ -39,7 +40,7 @@ HALT = RiskSignalInput("conflicting_changes", "halt", "h-slow", "stop the slow s
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None):
+    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
         yield task_queue
 
 
@@ -69,7 +70,9 @@ async def test_a_task_finishes_while_another_tasks_tool_call_runs_on_the_same_wo
         draft = TaskDraft(
             title=TASK_TITLE, files=["calc.py"], criteria=[TASK_CRITERION], task_id=slow_id
         )
-        await submit(temporal_client, worker, build_task_input(draft, load_config(repo), repo))
+        await submit(
+            temporal_client, worker, build_task_input(draft, load_config(repo), repo), OWNER
+        )
         slow = temporal_client.get_workflow_handle(
             task_workflow_id(slow_id), result_type=TaskResult
         )
@@ -89,9 +92,9 @@ async def test_a_task_finishes_while_another_tasks_tool_call_runs_on_the_same_wo
         # step after a missed heartbeat.
         developer_calls = len(llm.requests_for("developer"))
 
-        await slow.signal(SIGNAL_HALT, HALT)
+        await send(slow, SIGNAL_HALT, HALT)
         status = await wait_for_phase(slow, "escalated")
-        await slow.execute_update(UPDATE_RESOLVE, Resolution("abort"))
+        await answer(slow, Resolution("abort"))
         slow_result = await asyncio.wait_for(slow.result(), WAIT_S)
 
     assert quick_result.outcome == "approved"

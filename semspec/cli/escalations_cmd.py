@@ -122,6 +122,7 @@ def resolve_cmd(
 ) -> None:
     """Answer an escalation; the task resumes (or ends, for approve/abort)."""
     from semspec.client.task_client import find_task, resolve
+    from semspec.core.owner_key import load_owner_key
     from semspec.workflow.task.messages import RESOLUTION_ACTIONS, Resolution
 
     cli = cli_context(ctx)
@@ -133,12 +134,13 @@ def resolve_cmd(
         )
     if normalized == "retry" and not (guidance or "").strip():
         raise InputError("--action retry needs --guidance TEXT for the developer")
+    # Only the stack's owner may answer: the workflow checks this key's signature.
+    owner = load_owner_key(cli.config, cli.repo)
 
     async def body(client: Client, _e: Endpoints) -> None:
         task_id, escalation_id = await find_task(client, ident)
-        ack = await resolve(
-            client, task_id, Resolution(normalized, guidance, extra_retries), escalation_id
-        )
+        answer = Resolution(normalized, guidance, extra_retries)
+        ack = await resolve(client, task_id, answer, owner, escalation_id)
         if as_json:
             print_json(cli.console, jsonable(ack))
         else:

@@ -36,13 +36,15 @@ def submit_cmd(
     """Validate PLAN_FILE and start its tasks, in parallel where depends_on allows."""
     from semspec.client.plan_client import submit_plan
     from semspec.client.plan_spec import load_plan
+    from semspec.core.owner_key import load_owner_key
     from semspec.vocabulary.workflow_names import plan_workflow_id
 
     cli = cli_context(ctx)
     inp = load_plan(plan_file, cli.config, cli.repo)
+    owner = load_owner_key(cli.config, cli.repo)
 
     async def body(client: Client, endpoints: Endpoints) -> int:
-        await submit_plan(client, endpoints.task_queue, inp)
+        await submit_plan(client, endpoints.task_queue, inp, owner)
         task_ids = [t.input.spec.task_id for t in inp.tasks]
         if not wait:
             if as_json:

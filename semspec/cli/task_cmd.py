@@ -66,6 +66,7 @@ def submit_cmd(
     """
     from semspec.client.task_client import submit
     from semspec.client.task_spec import TaskDraft, build_task_input, draft_from_yaml
+    from semspec.core.owner_key import load_owner_key
 
     cli = cli_context(ctx)
     if task_file is not None:
@@ -89,9 +90,10 @@ def submit_cmd(
     inp = build_task_input(draft, cli.config, cli.repo)
     if keep_checkpoints:
         inp = replace(inp, spec=replace(inp.spec, keep_checkpoints=True))
+    owner = load_owner_key(cli.config, cli.repo)
 
     async def body(client: Client, endpoints: Endpoints) -> int:
-        await submit(client, endpoints.task_queue, inp)
+        await submit(client, endpoints.task_queue, inp, owner)
         task = inp.spec.task_id
         if as_json and not wait:
             print_json(cli.console, {"task_id": task, "workflow_id": task_workflow_id(task)})

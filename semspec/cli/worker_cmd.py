@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
         import signal
 
         from semspec.core.logging import get_logger
+        from semspec.core.owner_key import load_owner_key
         from semspec.core.run_folder import run_dir_of
         from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
         from semspec.services.presence import announce, withdraw
@@ -44,6 +45,8 @@ def register(app: typer.Typer) -> None:
         config, repo = cli.config, cli.repo
         endpoints = resolve_endpoints(config, repo)
         run_dir = run_dir_of(config, repo)
+        # Loaded before connecting: a key others can read stops the worker with the fix.
+        owner_key = load_owner_key(config, repo).public_key
         announced: list[Presence] = []
 
         async def main() -> None:
@@ -70,6 +73,7 @@ def register(app: typer.Typer) -> None:
                 stop,
                 ready,
                 identity=name,
+                owner_key=owner_key,
             )
 
         try:

@@ -12,23 +12,29 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_client import task_status
 from semspec.core.errors import InputError, NotFoundError, SemspecError
+from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import QUERY_STATUS, plan_workflow_id
 from semspec.workflow.plan.messages import RUNNING, PlanInput, PlanResult, PlanStatus
 from semspec.workflow.plan.workflows import PlanWorkflow
+from semspec.workflow.task.messages import PLAN_START, signed_start
 
 QUERY_TIMEOUT_S = 10.0
 
 
-async def submit_plan(client: Client, task_queue: str, inp: PlanInput) -> WorkflowHandle[Any, Any]:
-    """Start the plan's workflow; a plan id that is running or already ran is an input error.
+async def submit_plan(
+    client: Client, task_queue: str, inp: PlanInput, owner: OwnerKey
+) -> WorkflowHandle[Any, Any]:
+    """Start the plan's workflow, signed by ``owner``; a plan id that is running or already ran
+    is an input error.
 
     A plan runs once: starting it again would run its tasks (and their commits) a second time.
     """
+    workflow_id = plan_workflow_id(inp.plan_id)
     try:
         return await client.start_workflow(
             PlanWorkflow.run,
-            inp,
-            id=plan_workflow_id(inp.plan_id),
+            signed_start(owner, PLAN_START, workflow_id, inp),
+            id=workflow_id,
             task_queue=task_queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )

@@ -1,4 +1,8 @@
-"""Talk to task workflows: submit, status, list, cancel, resolve escalations."""
+"""Talk to task workflows: submit, status, list, cancel, resolve escalations.
+
+Starting a task and answering an escalation are signed with the stack owner's key (ADR 0004);
+the workflow refuses both without a valid signature.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_states import TEMPORAL_SPELLING, check_state
 from semspec.core.errors import InputError, NotFoundError, SemspecError
+from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
     TASK_WORKFLOW,
@@ -52,8 +57,11 @@ class TaskSummary:
     started: str
 
 
-async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHandle[Any, Any]:
-    """Start the task's workflow; a task id that is running or already ran is an input error.
+async def submit(
+    client: Client, task_queue: str, inp: TaskInput, owner: OwnerKey
+) -> WorkflowHandle[Any, Any]:
+    """Start the task's workflow, signed by ``owner``; a task id that is running or already ran
+    is an input error.
 
     A task runs once: a second run under the same id would work on the same branch and hide
     the first run's history behind the new one.
@@ -61,15 +69,16 @@ async def submit(client: Client, task_queue: str, inp: TaskInput) -> WorkflowHan
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
 
-    from semspec.workflow.task.messages import TaskResult
+    from semspec.workflow.task.messages import TASK_START, TaskResult, signed_start
 
     task_id = inp.spec.task_id
+    workflow_id = task_workflow_id(task_id)
     try:
         # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
         return await client.start_workflow(
             TASK_WORKFLOW,
-            inp,
-            id=task_workflow_id(task_id),
+            signed_start(owner, TASK_START, workflow_id, inp),
+            id=workflow_id,
             task_queue=task_queue,
             result_type=TaskResult,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -274,9 +283,14 @@ async def cancel(client: Client, task_id: str) -> None:
 
 
 async def resolve(
-    client: Client, task_id: str, resolution: Resolution, escalation_id: str | None = None
+    client: Client,
+    task_id: str,
+    resolution: Resolution,
+    owner: OwnerKey,
+    escalation_id: str | None = None,
 ) -> ResolutionAck:
-    """Answer a pending escalation (only ``escalation_id`` when given); the workflow validates."""
+    """Answer the pending escalation (only ``escalation_id`` when given), signed by ``owner``
+    for that one question; the workflow validates."""
     from semspec.workflow.task.messages import ResolutionAck
 
     state = await describe_state(client, task_id)
@@ -285,11 +299,13 @@ async def resolve(
             f"task {task_id} is not escalated (its workflow is {state})",
             hint=f"see how it ended with `semspec task status {task_id}`",
         )
-    if escalation_id is not None:
-        check_pending(await task_status(client, task_id), escalation_id)
+    status = await task_status(client, task_id)
+    check_pending(status, escalation_id)
+    assert status.pending_escalation is not None
+    signed = resolution.signed_by(owner, status.pending_escalation)
     try:
         ack: ResolutionAck = await _handle(client, task_id).execute_update(
-            UPDATE_RESOLVE, resolution, result_type=ResolutionAck
+            UPDATE_RESOLVE, signed, result_type=ResolutionAck
         )
     except WorkflowUpdateFailedError as err:
         cause = err.cause

@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 
 from semspec.core.config.models import SemspecConfig
+from semspec.core.owner_key import load_owner_key
 from semspec.demo.knowledge import KnowledgeRecord, knowledge_step
 from semspec.demo.narrate import knowledge_lines, recap_lines
 from semspec.demo.sample import SampleRepo, create_sample_repo
@@ -128,7 +129,8 @@ async def _run_story(
     knowledge = await asyncio.to_thread(knowledge_step, sample.path, first_input.spec)
     for line in knowledge_lines(knowledge, str(SOPS_DIR)):
         out.print(line, markup=False)
-    runner = TaskRunner(client, endpoints, repo, options.yes, options.timeout_s, out)
+    owner = await asyncio.to_thread(load_owner_key, config, repo)
+    runner = TaskRunner(client, endpoints, repo, owner, options.yes, options.timeout_s, out)
     first = await runner.run_task(1, SUB_TASK, first_input)
     if first.state != "approved":
         return knowledge, [first], None

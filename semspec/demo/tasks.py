@@ -13,6 +13,7 @@ from semspec.client.task_client import resolve, submit
 from semspec.client.task_render import render_entry
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config import load_config
+from semspec.core.owner_key import OwnerKey
 from semspec.demo.follow import TaskFollower
 from semspec.demo.narrate import callouts, task_heading
 from semspec.demo.sample import SampleRepo
@@ -55,6 +56,8 @@ class TaskRunner:
     client: Client
     endpoints: Endpoints
     stack_repo: Path
+    owner: OwnerKey
+    """The stack's owner key: it signs the demo's tasks and its answer (``--yes``)."""
     yes: bool
     timeout_s: float
     out: Console
@@ -91,6 +94,7 @@ class TaskRunner:
             self.client,
             record.task_id,
             Resolution("retry", MUL_GUIDANCE, resolved_by=RESOLVED_BY),
+            self.owner,
         )
         record.escalations[-1].resolution = ack.action
         follower.mark_answered(pending)
@@ -101,7 +105,7 @@ class TaskRunner:
     async def _submit(
         self, number: int, task: DemoTask, inp: TaskInput
     ) -> tuple[TaskRecord, TaskFollower]:
-        await submit(self.client, self.endpoints.task_queue, inp)
+        await submit(self.client, self.endpoints.task_queue, inp, self.owner)
         task_id = inp.spec.task_id
         record = TaskRecord(task.key, task_id, task.title, "starting")
         self.say(task_heading(number, task_id, task.title, task.shows))

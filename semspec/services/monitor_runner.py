@@ -13,6 +13,7 @@ from nats.aio.client import Client as NATS
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
+from semspec.core.owner_key import load_owner_key
 from semspec.core.run_folder import run_dir_of
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.signal_bridge import TemporalSignalBridge
@@ -50,7 +51,11 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
     endpoints = resolve_endpoints(config, repo)
     nc = await connect_nats(endpoints.nats_url, nats_options(config, repo), "semspec-monitor")
-    bridge = TemporalSignalBridge(lambda: temporal_client(config, endpoints.temporal_address))
+    # Blocking file I/O, but before the loop serves anything: nothing waits on it yet.
+    owner = load_owner_key(config, repo)
+    bridge = TemporalSignalBridge(
+        lambda: temporal_client(config, endpoints.temporal_address), owner.sign
+    )
     # Closed workflows leave the monitor's active set (see RiskMonitor.reconcile).
     liveness = TemporalLiveness(lambda: temporal_client(config, endpoints.temporal_address))
     monitor = RiskMonitor(nc, config.risk, bridge, liveness=liveness)

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, TypeAdapter, ValidationError
 
 from semspec.core.config.models import RiskLevel
+from semspec.core.owner_key import canonical
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
     EscalationPayload,
@@ -179,6 +180,10 @@ class UserSignal(_Model):
         return cls.model_validate_json(raw)
 
 
+RISK_SIGNAL = "semspec/risk-signal"
+"""Purpose of the owner's signature on a risk signal."""
+
+
 @dataclass(frozen=True)
 class RiskSignalInput:
     """Argument of the task workflow's ``pause``, ``halt`` and ``flag`` signals.
@@ -191,3 +196,18 @@ class RiskSignalInput:
     signal_id: str = ""
     message: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
+    signature: str = ""
+    """The stack owner's signature over ``signed_fields`` (ADR 0004); the workflow drops a
+    signal without a valid one."""
+
+    def signed_fields(self, kind: str, task_id: str) -> dict[str, Any]:
+        """What the signature covers: the signal, its kind and the one task it is for."""
+        return {
+            "kind": kind,
+            "task_id": task_id,
+            "signal_id": self.signal_id,
+            "reason": self.reason,
+            "level": self.level,
+            "message": self.message,
+            "evidence": canonical(self.evidence),
+        }

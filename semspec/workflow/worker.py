@@ -14,6 +14,7 @@ from temporalio.worker import Worker
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.workflows import TaskWorkflow
 
@@ -41,10 +42,14 @@ def build_worker(
     task_queue: str,
     publisher: EventPublisher | None,
     identity: str | None = None,
+    *,
+    owner_key: str,
 ) -> Worker:
     """A worker for the task loop; activities share ``publisher`` for monitor events.
 
     ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
+    ``owner_key`` is the public key of the stack's owner: the worker runs only tasks that
+    name it (ADR 0004).
     """
     activities = TaskActivities(publisher)
     return Worker(
@@ -54,6 +59,7 @@ def build_worker(
         workflows=workflows(),
         activities=[
             *activities.all(),
+            OwnerCheck(owner_key).check_owner,
             context_activities.check_budget,
             context_activities.checkpoint,
             context_activities.finalize,
@@ -74,10 +80,12 @@ async def run_worker(
     stop: asyncio.Event | None = None,
     on_ready: Any = None,
     identity: str | None = None,
+    *,
+    owner_key: str,
 ) -> None:
     """Run until ``stop`` is set (or forever), then shut down gracefully."""
     publisher = EventPublisher(nats_url, dict(nats_options or {})) if nats_url else None
-    worker = build_worker(client, task_queue, publisher, identity)
+    worker = build_worker(client, task_queue, publisher, identity, owner_key=owner_key)
     try:
         async with worker:
             if on_ready is not None:

@@ -74,9 +74,9 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     from temporalio.testing import WorkflowEnvironment
 
     from semspec.services.specs import binary
-    from semspec.vocabulary.workflow_names import UPDATE_RESOLVE
     from semspec.workflow.task.messages import Resolution, TaskResult
     from semspec.workflow.worker import build_worker
+    from tests.support.owner import OWNER_KEY, answer
     from tests.support.repos import make_repo
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
 
@@ -92,10 +92,10 @@ async def record(out: Path = HISTORY_FILE) -> Path:
         )
         try:
             queue = f"record-{uuid.uuid4()}"
-            async with build_worker(env.client, queue, None):
+            async with build_worker(env.client, queue, None, owner_key=OWNER_KEY):
                 handle = await start(env.client, inp, queue)
                 await wait_for_phase(handle, "escalated")
-                await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "add a test"))
+                await answer(handle, Resolution("retry", "add a test"))
                 result: TaskResult = await asyncio.wait_for(handle.result(), 120)
                 if result.outcome != "approved":
                     raise SystemExit(f"the recorded task ended {result.outcome}: {result.reason}")
@@ -114,9 +114,10 @@ async def record_signals(
 
     from semspec.services.specs import binary
     from semspec.vocabulary.events import RiskSignalInput
-    from semspec.vocabulary.workflow_names import SIGNAL_HALT, SIGNAL_PAUSE, UPDATE_RESOLVE
+    from semspec.vocabulary.workflow_names import SIGNAL_HALT, SIGNAL_PAUSE
     from semspec.workflow.task.messages import Resolution, TaskResult
     from semspec.workflow.worker import build_worker
+    from tests.support.owner import OWNER_KEY, answer, send
     from tests.support.repos import make_repo
     from tests.support.slow_gate import gate_pid, slow_gate
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
@@ -137,17 +138,15 @@ async def record_signals(
         )
         try:
             queue = f"record-{uuid.uuid4()}"
-            async with build_worker(env.client, queue, None):
+            async with build_worker(env.client, queue, None, owner_key=OWNER_KEY):
                 handle = await start(env.client, inp, queue)
                 await gate_pid(gates, 0)
                 halt = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py")
-                await handle.signal(SIGNAL_HALT, halt)
+                await send(handle, SIGNAL_HALT, halt)
                 await wait_for_phase(handle, "escalated")
-                await handle.execute_update(UPDATE_RESOLVE, Resolution("retry", "go on"))
+                await answer(handle, Resolution("retry", "go on"))
                 await gate_pid(gates, 1)
-                await handle.signal(
-                    SIGNAL_PAUSE, RiskSignalInput("context_pressure", "pause", "p1")
-                )
+                await send(handle, SIGNAL_PAUSE, RiskSignalInput("context_pressure", "pause", "p1"))
                 result: TaskResult = await asyncio.wait_for(handle.result(), 120)
                 if result.outcome != "approved" or len(result.status.checkpoints) != 1:
                     raise SystemExit(f"the recorded task ended {result.outcome}: {result.reason}")

@@ -10,6 +10,7 @@ from temporalio.client import Client
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.processor import RiskMonitor, WorkflowLiveness
 from semspec.processors.signal_bridge import TemporalSignalBridge
+from tests.support.owner import OWNER
 
 TEST_RISK = RiskConfig(ack_wait_s=2.0)
 """The defaults, but a message a test leaves unacknowledged comes back in two seconds."""
@@ -25,7 +26,7 @@ class Running:
         risk: RiskConfig = TEST_RISK,
         liveness: WorkflowLiveness | None = None,
     ) -> None:
-        bridge = TemporalSignalBridge.for_client(client) if client is not None else None
+        bridge = TemporalSignalBridge.for_client(client, OWNER.sign) if client is not None else None
         self.monitor = RiskMonitor(nc, risk, bridge, liveness=liveness)
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None

@@ -25,6 +25,7 @@ from typing import Any
 import nats
 import yaml
 
+from semspec.core.owner_key import KEY_FILE, OwnerKey, load
 from semspec.core.run_folder import ServiceRecord, cmdline_of, is_ours, load_records, save_records
 from semspec.services import process
 from semspec.services.nats_auth import AUTH_FILE, NatsAuth, read_auth
@@ -96,6 +97,15 @@ class Stack:
     @property
     def run_dir(self) -> Path:
         return self.repo / ".semspec" / "run"
+
+    @property
+    def owner_key_path(self) -> Path:
+        """The stack owner's signing key (``semspec up`` creates it in the run folder)."""
+        return self.run_dir / KEY_FILE
+
+    def owner(self) -> OwnerKey:
+        """The stack owner's signing key, to sign as the stack's own monitor or CLI does."""
+        return load(self.owner_key_path)
 
     def cli(
         self, *args: str, repo: Path | None = None, timeout: float = CLI_TIMEOUT_S
@@ -205,7 +215,11 @@ class Stack:
             "temporal": {"address": self.temporal_address()},
             "run_dir": str(self.root / name / "run"),
         }
-        return make_sample_repo(self.root / name / "repo", {**config, "services": services})
+        # The stack's worker runs only what its owner key signed: the sibling shares that key.
+        security = {"owner_key": str(self.owner_key_path)}
+        return make_sample_repo(
+            self.root / name / "repo", {**config, "services": services, "security": security}
+        )
 
     def kill(self, service: str) -> int:
         """SIGKILL the recorded process of ``service`` (one we started); wait until it is gone."""

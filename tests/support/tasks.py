@@ -19,6 +19,7 @@ from semspec.workflow.task.messages import (
     TaskSpec,
     TaskStatus,
 )
+from tests.support.owner import signed
 
 GOOD_CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN_CALC = "def add(a, b):\n    return a - b\n"
@@ -79,8 +80,9 @@ async def wait_for_phase(
 
 
 async def start(client: Client, inp: TaskInput, task_queue: str) -> WorkflowHandle[Any, Any]:
+    """Start ``inp`` signed by the tests' owner key (``tests.support.owner``)."""
     from semspec.workflow.task.workflows import TaskWorkflow
 
     return await client.start_workflow(
-        TaskWorkflow.run, inp, id=task_workflow_id(inp.spec.task_id), task_queue=task_queue
+        TaskWorkflow.run, signed(inp), id=task_workflow_id(inp.spec.task_id), task_queue=task_queue
     )

@@ -389,6 +389,13 @@ class ScopeConfig(_Section):
         return globs
 
 
+class SecurityConfig(_Section):
+    owner_key: str | None = None
+    """Path of the stack owner's signing key (relative paths from the repository root); unset
+    means ``owner.key`` in the run folder. Point several repositories or machines that share a
+    Temporal cluster at one key file so each may answer the others' tasks (docs/security.md)."""
+
+
 class SemspecConfig(_Section):
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     """The project this repository is."""
@@ -410,3 +417,5 @@ class SemspecConfig(_Section):
     """What ``semspec index`` reads into the code meaning graph."""
     scope: ScopeConfig = Field(default_factory=ScopeConfig)
     """What a task may change besides its own files without being flagged as scope creep."""
+    security: SecurityConfig = Field(default_factory=SecurityConfig)
+    """Who may steer the stack's tasks (the owner's signing key)."""

@@ -37,6 +37,10 @@ class PlanInput:
     title: str
     tasks: list[PlanTask]
     description: str = ""
+    owner_key: str = ""
+    """Public key of the stack's owner; every task of the plan runs under it (ADR 0004)."""
+    start_signature: str = ""
+    """The owner's signature over the workflow id and this input (``start_fields``)."""
 
 
 @dataclass

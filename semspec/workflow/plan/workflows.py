@@ -6,6 +6,9 @@ run in parallel. A task whose dependency ended any other way is skipped, since i
 premise is gone. Children keep the ids ``task-<task_id>``, so the task CLI, the risk monitor
 and its signal bridge address them exactly like tasks submitted on their own.
 
+Only the stack's owner starts a plan (ADR 0004): the plan verifies its start signature first
+and hands its owner key to every task, whose worker checks it serves that key.
+
 Deterministic: no I/O here; every side effect happens inside the child workflows.
 """
 
@@ -20,6 +23,10 @@ from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedErro
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    # Raised from cryptography's Rust code, which imports it by name when a signature does not
+    # verify: it must be in the sandbox already, or that import aborts the worker.
+    import cryptography.exceptions  # noqa: F401
+
     from semspec.vocabulary.workflow_names import PLAN_WORKFLOW, QUERY_STATUS, task_workflow_id
     from semspec.workflow.plan.messages import (
         APPROVED,
@@ -36,8 +43,9 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
-    from semspec.workflow.task.messages import TaskResult
-    from semspec.workflow.task.workflows import TaskWorkflow
+    from semspec.workflow.task.messages import PLAN_START, TaskResult
+    from semspec.workflow.task.owner_check import check_start
+    from semspec.workflow.task.workflows import SIGNED_CONTROL, TaskWorkflow
 
 
 @workflow.defn(name=PLAN_WORKFLOW)
@@ -55,9 +63,13 @@ class PlanWorkflow:
         }
         self._status = PlanStatus(inp.plan_id, inp.title, tasks=list(self._rows.values()))
         self._changed = False
+        self._signed = workflow.patched(SIGNED_CONTROL)
+        self._owner_key = inp.owner_key
 
     @workflow.run
     async def run(self, inp: PlanInput) -> PlanResult:
+        if self._signed:
+            check_start(inp, PLAN_START, f"plan {inp.plan_id}", "semspec plan submit")
         status = self._status
         children: list[asyncio.Task[None]] = []
         try:
@@ -105,10 +117,14 @@ class PlanWorkflow:
         # The task builds on its dependencies' approved work, not on the bare base branch.
         after = [c for c in (self._rows[d].commit_id for d in task.depends_on) if c]
         spec = replace(task.input.spec, after_commits=after)
+        child = replace(task.input, spec=spec)
+        if self._signed:
+            # The plan's signature covered the tasks; each runs under the plan's owner.
+            child = replace(child, owner_key=self._owner_key, start_signature="")
         try:
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run,
-                replace(task.input, spec=spec),
+                child,
                 id=task_workflow_id(row.task_id),
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )

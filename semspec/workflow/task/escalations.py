@@ -3,13 +3,18 @@
 Plain state over ``TaskStatus``: the workflow opens a question, publishes it and waits until it
 is ``answered``, then closes it; the update handler and its validator call ``answer`` and
 ``check``. No Temporal here.
+
+Only the stack's owner answers (ADR 0004): ``check`` refuses an answer whose signature does not
+verify against the task's owner key for the pending question's id and nonce.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from semspec.core.owner_key import verify
 from semspec.workflow.task.messages import (
+    RESOLVE,
     Escalation,
     EscalationSource,
     Phase,
@@ -17,6 +22,10 @@ from semspec.workflow.task.messages import (
     ResolutionAck,
     TaskStatus,
 )
+
+
+class UnsignedAnswer(ValueError):
+    """An answer without the owner's valid signature for the pending question."""
 
 
 @dataclass
@@ -27,6 +36,10 @@ class Escalations:
     resolution: Resolution | None = None
     resumes_in: Phase = "starting"
     """The phase the task goes back to once answered."""
+    owner_key: str = ""
+    """The public key answers must be signed with."""
+    signed: bool = True
+    """Whether answers must be signed (false only when replaying runs from before)."""
 
     def open(
         self,
@@ -35,6 +48,7 @@ class Escalations:
         message: str,
         fingerprint: str | None,
         source: EscalationSource,
+        nonce: str = "",
     ) -> Escalation:
         """Ask question ``number`` of the task; the status shows it as pending."""
         status = self.status
@@ -47,6 +61,7 @@ class Escalations:
             retries=status.retries,
             fingerprint=fingerprint,
             source=source,
+            nonce=nonce,
         )
         # Cleared before the escalation is visible: an answer may arrive while it is published.
         self.resolution = None
@@ -62,8 +77,17 @@ class Escalations:
         An unknown action never gets here: ``Resolution.action`` is a Literal, so decoding the
         update's argument rejects it.
         """
-        if self.status.pending_escalation is None or self.resolution is not None:
+        pending = self.status.pending_escalation
+        if pending is None or self.resolution is not None:
             raise ValueError(f"task {self.status.task_id} is not waiting on an escalation")
+        if self.signed and not verify(
+            self.owner_key, resolution.signature, RESOLVE, resolution.signed_fields(pending)
+        ):
+            how = "wrongly signed" if resolution.signature else "unsigned"
+            raise UnsignedAnswer(
+                f"{how} answer to {pending.escalation_id} refused: only the stack's owner may "
+                "answer (`semspec escalations resolve` signs with the owner key)"
+            )
         if resolution.action == "retry" and not (resolution.guidance or "").strip():
             raise ValueError("action retry needs guidance for the developer (--guidance TEXT)")
         if resolution.extra_retries < 0:

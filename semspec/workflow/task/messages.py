@@ -7,10 +7,11 @@ query names and the workflow ids are in ``semspec.vocabulary.workflow_names``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
 from semspec.agents.protocol import Finding
+from semspec.core.owner_key import OwnerKey, digest
 from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.review import Verdict
 from semspec.workflow.context.monitor import ContextSnapshot
@@ -36,6 +37,12 @@ Phase = Literal[
 """Where a task is (``TaskStatus.phase``); ``paused`` only in statuses of older runs."""
 EscalationSource = Literal["loop", "pause", "halt"]
 """Who asked a human: the task's own bounds, or the risk signal that stopped it."""
+
+TASK_START = "semspec/task-start"
+PLAN_START = "semspec/plan-start"
+RESOLVE = "semspec/resolve-escalation"
+"""Purposes of the owner's signatures (ADR 0004): a signature made for one never passes for
+another."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,49 @@ class TaskInput:
     parent's); 0 = from the budget check."""
     base_tokens: int = 0
     """Where the loop's context starts when it skips the budget check (task text and files)."""
+    owner_key: str = ""
+    """Public key of the stack's owner: only what it signed starts, answers or stops the task.
+    Child tasks (subtasks, plan tasks) get their parent's."""
+    start_signature: str = ""
+    """The owner's signature over the workflow id and this input (``start_fields``)."""
+
+
+class SignedInput(Protocol):
+    """A workflow input a client signs (``TaskInput``, ``PlanInput``): a dataclass."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def owner_key(self) -> str: ...
+
+    @property
+    def start_signature(self) -> str: ...
+
+
+S = TypeVar("S", bound=SignedInput)
+
+
+def start_fields(workflow_id: str, inp: SignedInput) -> dict[str, str]:
+    """What a start signature covers: the workflow id and a digest of the whole input except
+    the signature itself (the owner's key included)."""
+    body = asdict(inp)
+    body.pop("start_signature", None)
+    return {"workflow_id": workflow_id, "input": digest(body)}
+
+
+def signed_start(owner: OwnerKey, purpose: str, workflow_id: str, inp: S) -> S:
+    """``inp`` with the owner's key and its start signature filled in."""
+    keyed = replace(inp, owner_key=owner.public_key, start_signature="")
+    signature = owner.sign(purpose, start_fields(workflow_id, keyed))
+    return replace(keyed, start_signature=signature)
+
+
+@dataclass(frozen=True)
+class OwnerCheckInput:
+    """Whether the worker serves the owner who started this task."""
+
+    task_id: str
+    owner_key: str
 
 
 @dataclass(frozen=True)
@@ -372,6 +422,9 @@ class Escalation:
     fingerprint: str | None = None
     source: EscalationSource = "loop"
     """``loop`` for the task's own bounds, or the risk signal (``pause``/``halt``) that asked."""
+    nonce: str = ""
+    """Made when the question opens; the answer's signature covers it, so a signed answer to
+    one question never answers another. Empty in runs from before signatures."""
 
 
 @dataclass(frozen=True)
@@ -400,6 +453,24 @@ class Resolution:
     guidance: str | None = None
     extra_retries: int = 0
     resolved_by: str = "human"
+    signature: str = ""
+    """The owner's signature over ``signed_fields`` (made by ``signed_by``)."""
+
+    def signed_fields(self, escalation: Escalation) -> dict[str, Any]:
+        """What the signature covers: the answer and the one question it answers."""
+        return {
+            "task_id": escalation.task_id,
+            "escalation_id": escalation.escalation_id,
+            "nonce": escalation.nonce,
+            "action": self.action,
+            "guidance": self.guidance,
+            "extra_retries": self.extra_retries,
+            "resolved_by": self.resolved_by,
+        }
+
+    def signed_by(self, owner: OwnerKey, escalation: Escalation) -> Resolution:
+        """This answer, signed by ``owner`` for ``escalation``."""
+        return replace(self, signature=owner.sign(RESOLVE, self.signed_fields(escalation)))
 
 
 @dataclass(frozen=True)
@@ -443,6 +514,10 @@ class TaskStatus:
     subtasks: list[str] = field(default_factory=list)
     models: dict[str, str] = field(default_factory=dict)
     """``provider:model`` that plays each role (developer, reviewer), from the task's spec."""
+    refused: int = 0
+    """Answers and risk signals refused for a missing or wrong owner signature. A refused
+    answer leaves no trace in the history, so that part of the count restarts when a worker
+    replays the task."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,12 @@ that arrives before the commit stops it.
 
 A checkpoint (continue-as-new) carries every bound: retries, granted retries and iterations,
 the last feedback, unused guidance, tokens and time spent, the context window.
+
+Only the stack's owner steers a task (ADR 0004): a task started by a client verifies its start
+signature, and every new run asks the worker whether it serves the key the task names, before
+any other step; answers and risk signals must carry the owner's signature for this task.
+Refused ones are logged and counted in the status. Runs recorded before signatures existed
+replay without these checks (``workflow.patched``).
 """
 
 from __future__ import annotations
@@ -24,16 +30,21 @@ from dataclasses import asdict, replace
 from typing import Any, NoReturn
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    # Raised from cryptography's Rust code, which imports it by name when a signature does not
+    # verify: it must be in the sandbox already, or that import aborts the worker.
+    import cryptography.exceptions  # noqa: F401
+
     # Our modules by name, not ``from package import module``: that form loads the module a second
     # time inside the sandbox, and its classes would differ from those the steps raise and return.
     # Protocol and gate types are imported (not only transitively) so the sandbox can resolve
     # their type hints when it decodes activity results.
     from semspec.agents import protocol as _agent_protocol  # noqa: F401
+    from semspec.core.owner_key import verify
     from semspec.core.reasons import FallbackReason
-    from semspec.vocabulary.events import RiskSignalInput
+    from semspec.vocabulary.events import RISK_SIGNAL, RiskSignalInput
     from semspec.vocabulary.workflow_names import (
         QUERY_STATUS,
         SIGNAL_FLAG,
@@ -67,8 +78,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from semspec.workflow.task.carry import LoopState, carry_over, restore
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
-    from semspec.workflow.task.escalations import Escalations
+    from semspec.workflow.task.escalations import Escalations, UnsignedAnswer
     from semspec.workflow.task.messages import (
+        TASK_START,
         BudgetInput,
         BudgetOutcome,
         CheckpointInput,
@@ -76,6 +88,7 @@ with workflow.unsafe.imports_passed_through():
         EventContext,
         FinalizeInput,
         LogEntry,
+        OwnerCheckInput,
         PublishInput,
         Resolution,
         ResolutionAck,
@@ -86,8 +99,15 @@ with workflow.unsafe.imports_passed_through():
         Workspace,
         WorkspaceInput,
     )
+    from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
     from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
     from semspec.workflow.task.steps import Steps, StepStopped
+
+
+SIGNED_CONTROL = "signed-control-plane"
+"""Patch id: runs from here on check the owner's signatures (ADR 0004)."""
+REFUSALS_LOGGED = 3
+"""Refused signals beyond this many are only counted: a flood must not grow the task log."""
 
 
 class _Stop(Exception):
@@ -118,6 +138,9 @@ class TaskWorkflow:
         # finds the status, and the signals a checkpoint carried over, in place.
         spec = inp.spec
         self._inp = inp
+        # Decided once, before any handler runs: old histories replay without the checks.
+        self._signed = workflow.patched(SIGNED_CONTROL)
+        self._signals_refused = 0
         self._activities = ActivityCalls(inp.limits.activity_attempts)
         self._signals = RiskSignals()
         self._state = state = LoopState.start(inp)
@@ -137,7 +160,7 @@ class TaskWorkflow:
                 "reviewer": f"{spec.reviewer.provider}:{spec.reviewer.model}",
             },
         )
-        self._escalations = Escalations(self._status)
+        self._escalations = Escalations(self._status, owner_key=inp.owner_key, signed=self._signed)
         self._steps = Steps(
             inp, self._activities, self._status, state, self._signals, self._log, self._ctx
         )
@@ -149,6 +172,8 @@ class TaskWorkflow:
 
     @workflow.run
     async def run(self, inp: TaskInput) -> TaskResult:
+        if self._signed and workflow.info().continued_run_id is None:
+            await self._check_owner(inp)
         try:
             if inp.check_budget and inp.continuation is None:
                 budget = await self._check_budget()
@@ -170,6 +195,22 @@ class TaskWorkflow:
             outcome, reason = "failed", message_of(err)
             self._log("finished", f"failed: {reason}")
         return await self._finish(outcome, reason)
+
+    async def _check_owner(self, inp: TaskInput) -> None:
+        """Fail at once unless the stack's owner started this task (ADR 0004).
+
+        Only a task a client started has a signature to check: a child's parent is set by
+        Temporal, and it passed its own key on. Either way the worker must serve that key.
+        """
+        check_start(inp, TASK_START, f"task {inp.spec.task_id}", "semspec task submit")
+        try:
+            await self._activities.start(
+                OwnerCheck.check_owner, OwnerCheckInput(inp.spec.task_id, inp.owner_key)
+            )
+        except ActivityError as err:
+            if was_cancelled(err):
+                raise asyncio.CancelledError() from err
+            raise ApplicationError(message_of(err), type=FOREIGN_OWNER, non_retryable=True) from err
 
     async def _prepare_workspace(self) -> Workspace:
         spec, status = self._inp.spec, self._status
@@ -438,8 +479,10 @@ class TaskWorkflow:
         """Publish an escalation and wait for ``resolve_escalation``; raises ``_Resolved``."""
         status = self._status
         self._state.escalations += 1
+        # The nonce binds a signed answer to this one question (random, but replayed alike).
+        nonce = str(workflow.uuid4()) if self._signed else ""
         escalation = self._escalations.open(
-            self._state.escalations, str(reason), message, fingerprint, source
+            self._state.escalations, str(reason), message, fingerprint, source, nonce
         )
         self._log("escalation", f"{reason}: {message}", {"escalation_id": escalation.escalation_id})
         await self._publish(
@@ -492,7 +535,13 @@ class TaskWorkflow:
 
     @resolve_escalation.validator
     def _validate_resolution(self, resolution: Resolution) -> None:
-        self._escalations.check(resolution)
+        try:
+            self._escalations.check(resolution)
+        except UnsignedAnswer as refused:
+            # A rejected update is not written to the history: only the count and the
+            # worker's log keep it.
+            self._refuse(str(refused), logged=False)
+            raise
 
     @workflow.signal(name=SIGNAL_PAUSE)
     def pause(self, signal: RiskSignalInput) -> None:
@@ -510,8 +559,29 @@ class TaskWorkflow:
         self._receive(SIGNAL_FLAG, signal)
 
     def _receive(self, kind: SignalKind, signal: RiskSignalInput) -> None:
+        # Checked before the signal id is noted: a forged copy must not pre-empt the real one.
+        if self._signed and not verify(
+            self._inp.owner_key,
+            signal.signature,
+            RISK_SIGNAL,
+            signal.signed_fields(kind, self._inp.spec.task_id),
+        ):
+            how = "wrongly signed" if signal.signature else "unsigned"
+            self._refuse(f"{how} {kind} signal {signal.signal_id or '(no id)'} dropped")
+            return
         if (line := self._signals.receive(kind, signal)) is not None:
             self._log("signal", line)
+
+    def _refuse(self, message: str, logged: bool = True) -> None:
+        """Count input that lacks the owner's signature; log the first few in the task log."""
+        status = self._status
+        status.refused += 1
+        workflow.logger.warning("task %s: %s", status.task_id, message)
+        if logged:
+            # Counted apart: refused updates are not replayed, refused signals are.
+            self._signals_refused += 1
+            if self._signals_refused <= REFUSALS_LOGGED:
+                self._log("refused", message)
 
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> TaskStatus:
