@@ -132,6 +132,7 @@ def served(repo: Path) -> Iterator[GraphConfig]:
             mode="sparql",
             query_url=launch.extra["query_url"],
             update_url=launch.extra["update_url"],
+            token_file=launch.extra["token_file"],
         )
     finally:
         server.terminate()

@@ -1,6 +1,6 @@
 """Which graph a process opens, and who serves as a worker: no full stack needed.
 
-The graph service runs alone here (the real ``oxigraph serve`` started by the supervisor, as
+The graph service runs alone here (the real graph server started by the supervisor, as
 ``semspec up`` does); workers and monitors are real processes that announce themselves.
 """
 
@@ -82,19 +82,33 @@ def test_a_configured_endpoint_wins_over_a_running_graph_server(
     assert graph_config(SemspecConfig(graph=external), tmp_path) == external
 
 
-def test_the_graph_server_is_oxigraph_serve_on_loopback_over_the_graph_directory(
+def test_the_graph_server_serves_the_graph_directory_on_loopback_with_a_token_file(
     tmp_path: Path,
 ) -> None:
     plan = GraphSpec().plan(SemspecConfig(), tmp_path, tmp_path / "run", set())
     location = tmp_path / ".semspec" / "graph"
+    token_file = tmp_path / "run" / "graph.token"
     port = plan.ports["http"]
-    assert Path(plan.argv[0]).name == "oxigraph"
-    assert plan.argv[1:6] == ["serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"]
+    assert plan.argv == [
+        sys.executable,
+        "-m",
+        "semspec.graph.http_server",
+        "--location",
+        str(location),
+        "--port",
+        str(port),
+        "--token-file",
+        str(token_file),
+    ]
     assert plan.extra == {
         "query_url": f"http://127.0.0.1:{port}/query",
         "update_url": f"http://127.0.0.1:{port}/update",
         "location": str(location),
+        "token_file": str(token_file),
     }
+    # The token itself is on no command line (any local user reads those), only in the file.
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert token_file.read_text().strip() not in " ".join(plan.argv)
 
 
 def test_the_graph_service_takes_the_files_over_and_gives_them_back_at_down(
@@ -105,7 +119,7 @@ def test_the_graph_service_takes_the_files_over_and_gives_them_back_at_down(
     try:
         [started] = supervisor.up()
         assert (started.name, started.state) == ("graph", "started")
-        assert started.version.startswith("oxigraph")
+        assert started.version.startswith("semspec graph server (pyoxigraph")
         served = open_graph(config, tmp_path)
         try:
             served.replace_graph("urn:test:g", [(S, P, Literal("through the server"))])

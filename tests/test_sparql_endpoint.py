@@ -10,9 +10,9 @@ import pytest
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import XSD
 
-from semspec.core.config.models import SemspecConfig
+from semspec.core.config.models import GraphConfig, SemspecConfig
 from semspec.core.errors import InputError, ServiceError
-from semspec.graph.access import open_graph
+from semspec.graph.access import open_graph, open_store
 from semspec.graph.store import GraphStore, Triple, embedded_store
 from semspec.services.graph_server import GraphSpec
 from semspec.services.ports import free_port
@@ -118,3 +118,29 @@ def test_handles_on_one_directory_in_one_process_share_the_store(tmp_path: Path)
         assert len(third.select(QUERY)) == 1
     finally:
         third.close()
+
+
+def test_an_endpoint_named_in_the_config_gets_the_token_of_graph_token_file(
+    served: Supervisor, tmp_path: Path
+) -> None:
+    extra = served.status()[0].extra or {}
+    urls = {"query_url": extra["query_url"], "update_url": extra["update_url"]}
+    with_token = GraphConfig(mode="sparql", token_file=extra["token_file"], **urls)
+    store = open_store(with_token, tmp_path)
+    try:
+        store.replace_graph("urn:test:g", TERMS[:1])
+        assert len(rows(store)) == 1
+    finally:
+        store.close()
+    without = open_store(GraphConfig(mode="sparql", **urls), tmp_path)
+    try:
+        with pytest.raises(ServiceError, match=r"refused this process \(HTTP 401\)") as refused:
+            without.select(QUERY)
+    finally:
+        without.close()
+    assert "graph.token_file" in (refused.value.hint or "")
+
+
+def test_a_relative_token_file_is_a_config_error() -> None:
+    with pytest.raises(ValueError, match="token_file must be an absolute path"):
+        GraphConfig(mode="sparql", query_url="http://g/q", update_url="http://g/u", token_file="t")

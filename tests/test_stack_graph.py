@@ -89,7 +89,7 @@ def test_sources_sync_on_a_running_stack_writes_through_the_graph_server_and_a_r
     stack, llm = graph_stack.stack, graph_stack.llm
     statuses = {s["name"]: s for s in stack.cli_json("status")}
     assert statuses["graph"]["state"] == "up"
-    assert statuses["graph"]["version"].startswith("oxigraph")
+    assert statuses["graph"]["version"].startswith("semspec graph server")
 
     synced = stack.cli_json("sources", "sync")
     assert synced["added"] == [".semspec/sources/docs/sops/modules.md"], synced
@@ -98,7 +98,9 @@ def test_sources_sync_on_a_running_stack_writes_through_the_graph_server_and_a_r
     with pytest.raises(ServiceError, match="graph store"):
         embedded_store(stack.repo / ".semspec" / "graph")
     graph = stack.records()["graph"]
-    served = sparql_store(graph.extra["query_url"], graph.extra["update_url"])
+    served = sparql_store(
+        graph.extra["query_url"], graph.extra["update_url"], token_file=graph.extra["token_file"]
+    )
     try:
         query = "SELECT ?req WHERE { GRAPH ?g { ?sop ?requirements ?req } }"
         rows = served.select(query, {"requirements": sd.REQUIREMENTS})

@@ -4,7 +4,8 @@ A small protocol client instead of rdflib's SPARQLStore: that one asks for XML r
 parses them term by term in Python, which costs more than the queries. Here SELECT results come
 as ``application/sparql-results+json`` (parsed by the C json module), queries and updates go as
 POST bodies (no URL length limit), and one kept-alive connection per endpoint serves every
-request of the store. Data reaches the text only through the store's ``bindings``.
+request of the store. Data reaches the text only through the store's ``bindings``. With a token
+(the stack's server always asks for one) every request carries ``Authorization: Bearer``.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _maybe_json(body: bytes) -> object:
 class _Endpoint:
     """One endpoint URL and its kept-alive connection."""
 
-    def __init__(self, url: str, timeout_s: float) -> None:
+    def __init__(self, url: str, timeout_s: float, token: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise InputError(
@@ -90,6 +91,7 @@ class _Endpoint:
         self._port = parts.port
         self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._timeout = timeout_s
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._conn: http.client.HTTPConnection | None = None
 
     def post(self, content_type: str, text: str, accept: str) -> tuple[int, bytes]:
@@ -97,6 +99,7 @@ class _Endpoint:
         meanwhile is replaced once."""
         body = text.encode("utf-8")
         headers = {"Content-Type": f"{content_type}; charset=utf-8", "Accept": accept}
+        headers.update(self._auth)
         reused = self._conn is not None
         try:
             return self._send(body, headers)
@@ -127,17 +130,20 @@ class _Endpoint:
 
 
 class EndpointStore(_SparqlStore):
-    """A ``GraphStore`` on a SPARQL 1.1 endpoint (query and update URLs).
+    """A ``GraphStore`` on a SPARQL 1.1 endpoint (query and update URLs), sending ``token`` as
+    a bearer token when given.
 
     Bound literals are written for Oxigraph's parser, which reads ``\\u`` escapes inside
     literals only (``escapes_first`` stays False).
     """
 
-    def __init__(self, query_url: str, update_url: str, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, query_url: str, update_url: str, timeout_s: float = 30.0, token: str | None = None
+    ) -> None:
         super().__init__(query_url)
-        self._queries = _Endpoint(query_url, timeout_s)
-        # Oxigraph serves both on one port; a second connection costs one handshake.
-        self._updates = _Endpoint(update_url, timeout_s)
+        self._queries = _Endpoint(query_url, timeout_s, token)
+        # One server usually serves both on one port; a second connection costs one handshake.
+        self._updates = _Endpoint(update_url, timeout_s, token)
         self._lock = threading.Lock()
 
     def select(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
@@ -163,6 +169,14 @@ class EndpointStore(_SparqlStore):
         if 200 <= status < 300:
             return body
         detail = body.decode("utf-8", "replace").strip()[:2000]
+        if status in (401, 403):
+            raise ServiceError(
+                f"refused this process (HTTP {status}): {detail}".rstrip(": "),
+                service="graph store",
+                address=endpoint.url,
+                hint="the stack's graph server answers its owner only; for an external "
+                "endpoint set graph.token_file",
+            )
         if 400 <= status < 500:
             raise InputError(
                 f"graph store rejected the SPARQL: {detail or status}",

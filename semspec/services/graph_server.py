@@ -1,35 +1,48 @@
-"""The Oxigraph server ``semspec up`` starts over ``.semspec/graph/``, so that every process of
+"""The graph server ``semspec up`` starts over ``.semspec/graph/``, so that every process of
 the stack (workers, CLI commands) shares one graph: the store directory can be opened by one
 process only, and only once.
 
-The server comes from the PyPI package ``oxigraph`` (its ``oxigraph serve`` console script) and
-listens on loopback. Its query and update URLs are recorded in ``.semspec/run/services.json``;
-``services.graph_access`` sends every process there while it runs.
+The server is ``semspec.graph.http_server`` on loopback; it answers only requests that carry the
+stack's token (``graph.token`` in the run folder, made here). Its query and update URLs and the
+token file's path are recorded in ``.semspec/run/services.json``; ``graph.access`` sends every
+process there while it runs.
 """
 
 from __future__ import annotations
 
+import sys
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+import pyoxigraph
+
 from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
 from semspec.core.run_folder import ServiceRecord, make_private_dir
 from semspec.graph.access import graph_location
+from semspec.graph.server_token import ensure_token, read_token
 from semspec.services.ports import free_port
-from semspec.services.specs import LaunchPlan, binary, version_of
+from semspec.services.specs import LaunchPlan
 
 PROBE_TIMEOUT_S = 1.0
 # The cheapest query a SPARQL endpoint answers only once its store is open.
 _PROBE = "?query=" + quote("ASK {}")
 
 
-def sparql_answers(query_url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """True when ``query_url`` answers a SPARQL ASK within ``timeout`` seconds."""
-    request = urllib.request.Request(
-        query_url + _PROBE, headers={"Accept": "application/sparql-results+json"}
-    )
+def sparql_answers(
+    query_url: str, token_file: str | None = None, timeout: float = PROBE_TIMEOUT_S
+) -> bool:
+    """True when ``query_url`` answers a SPARQL ASK within ``timeout`` seconds, asked with the
+    token ``token_file`` holds (none when None)."""
+    headers = {"Accept": "application/sparql-results+json"}
+    try:
+        if token_file is not None:
+            headers["Authorization"] = f"Bearer {read_token(Path(token_file))}"
+    except ServiceError:
+        return False
+    request = urllib.request.Request(query_url + _PROBE, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as resp:
             return bool(resp.status == 200)
@@ -38,7 +51,8 @@ def sparql_answers(query_url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
 
 
 class GraphSpec:
-    """``oxigraph serve`` on the repository's graph directory, loopback only."""
+    """``semspec.graph.http_server`` on the repository's graph directory, loopback only, for
+    the holder of the stack's token."""
 
     name = "graph"
     depends_on: tuple[str, ...] = ()
@@ -57,27 +71,30 @@ class GraphSpec:
         port = free_port((keep or {}).get("http") or config.services.graph.port, avoid=taken)
         location = graph_location(config, repo)
         make_private_dir(location)
+        token_file = ensure_token(run_dir)
         argv = [
-            binary("oxigraph"),
-            "serve",
+            sys.executable,
+            "-m",
+            "semspec.graph.http_server",
             "--location",
             str(location),
-            "--bind",
-            f"127.0.0.1:{port}",
-            # The embedded store reads its default graph as the union of the named ones;
-            # the server does the same so a query means one thing in both modes.
-            "--union-default-graph",
+            "--port",
+            str(port),
+            "--token-file",
+            str(token_file),
         ]
         base = f"http://127.0.0.1:{port}"
         extra = {
             "query_url": f"{base}/query",
             "update_url": f"{base}/update",
             "location": str(location),
+            "token_file": str(token_file),
         }
         return LaunchPlan(argv, base, {"http": port}, extra)
 
     def healthy(self, record: ServiceRecord) -> bool:
-        return sparql_answers(record.extra.get("query_url", record.address + "/query"))
+        query_url = record.extra.get("query_url", record.address + "/query")
+        return sparql_answers(query_url, record.extra.get("token_file"))
 
     def startup_hint(self, record: ServiceRecord) -> str:
         """What to do when the server exits while starting (the usual cause is the lock)."""
@@ -89,7 +106,7 @@ class GraphSpec:
         )
 
     def check_external(self, config: SemspecConfig) -> bool:
-        return sparql_answers(config.graph.query_url or "")
+        return sparql_answers(config.graph.query_url or "", config.graph.token_file)
 
     def version(self) -> str:
-        return version_of([binary("oxigraph"), "--version"])
+        return f"semspec graph server (pyoxigraph {pyoxigraph.__version__})"

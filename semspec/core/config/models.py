@@ -6,6 +6,7 @@ Every field has a docstring; ``semspec config show`` prints the effective values
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -293,7 +294,7 @@ class TemporalConfig(_Section):
 
 class GraphServerConfig(_Section):
     port: int = Field(default=0, ge=0, le=65535)
-    """Port of the Oxigraph server ``semspec up`` starts over ``graph.path`` in embedded mode
+    """Port of the graph server ``semspec up`` starts over ``graph.path`` in embedded mode
     (0 = any free port; every process of the stack finds it in ``services.json``)."""
 
 
@@ -320,11 +321,17 @@ class GraphConfig(_Section):
     """SPARQL update endpoint in sparql mode."""
     timeout_s: float = Field(default=30.0, gt=0)
     """Seconds one request to a SPARQL endpoint (external, or the stack's server) may take."""
+    token_file: str | None = None
+    """Absolute path (``~`` allowed) of a file holding a token sent as ``Authorization: Bearer``
+    with every request to the endpoint in sparql mode; unset sends none. The stack's own graph
+    server needs no setting: its token is in the run folder."""
 
     @model_validator(mode="after")
     def _endpoint_urls(self) -> GraphConfig:
         if self.mode == "sparql" and not (self.query_url and self.update_url):
             raise ValueError("sparql mode needs both query_url and update_url")
+        if self.token_file and not Path(self.token_file).expanduser().is_absolute():
+            raise ValueError("token_file must be an absolute path")
         return self
 
 
