@@ -107,6 +107,15 @@ def test_a_repo_option_naming_a_file_says_it_is_not_a_directory(tmp_path: Path) 
     assert done.stderr.splitlines()[0] == f"error: --repo {a_file}: is a file, not a directory"
 
 
+def test_a_repo_option_naming_a_path_the_os_refuses_is_one_error_line(tmp_path: Path) -> None:
+    too_long = tmp_path / ("r" * 300)  # longer than a file name may be: ENAMETOOLONG
+    done = semspec("--repo", str(too_long), "config", "show")
+    assert done.returncode == EXIT_BAD_INPUT
+    error, hint = done.stderr.splitlines()
+    assert error == f"error: --repo {too_long}: File name too long"
+    assert hint.startswith("hint: pass the path of an existing repository")
+
+
 def test_extra_retries_help_says_what_zero_grants() -> None:
     done = semspec("escalations", "resolve", "--help")
     assert done.returncode == 0, done.stderr

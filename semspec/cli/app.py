@@ -53,6 +53,21 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _check_repo(repo: Path) -> None:
+    """``InputError`` unless ``repo`` is a directory this user can reach."""
+    try:
+        if repo.is_dir():
+            return
+        what = "is a file, not a directory" if repo.exists() else "no such directory"
+    except OSError as exc:  # a name too long, a folder on the way this user may not enter
+        what = exc.strerror or type(exc).__name__
+    raise InputError(
+        f"--repo {repo}: {what}",
+        hint="pass the path of an existing repository (--repo or SEMSPEC_REPO), or leave "
+        "it out to use the nearest one to the current directory",
+    )
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
@@ -86,13 +101,8 @@ def root(
         ctx.call_on_close(forget_logging_setup)  # in-process runs (tests) must not inherit it
     else:
         configure_logging(log_format, level)  # type: ignore[arg-type]
-    if repo is not None and not repo.is_dir():
-        what = "is a file, not a directory" if repo.exists() else "no such directory"
-        raise InputError(
-            f"--repo {repo}: {what}",
-            hint="pass the path of an existing repository (--repo or SEMSPEC_REPO), or leave "
-            "it out to use the nearest one to the current directory",
-        )
+    if repo is not None:
+        _check_repo(repo)
     target = repo.resolve() if repo is not None else find_repo(Path.cwd())
     ctx.obj = CliContext(target)
     if debug:
