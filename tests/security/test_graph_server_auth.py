@@ -161,3 +161,17 @@ def test_the_owners_commands_still_read_and_write_through_the_server(stack: Stac
     assert any("Keep every function pure." in str(row["o"]) for row in rows), rows
     status = {s["name"]: s for s in stack.cli_json("status")}
     assert status["graph"]["state"] == "up"
+
+
+def test_even_with_the_token_form_bodies_and_oversized_bodies_are_refused(
+    stack: Stack, foreign_user: ForeignUser
+) -> None:
+    token = read_token(Path(stack.records()["graph"].extra["token_file"]))
+    auth = {"Authorization": f"Bearer {token}"}
+    form = {**auth, "Content-Type": "application/x-www-form-urlencoded"}
+    answer = send(foreign_user, stack, "POST", "/update", "update=" + PLANT, form)
+    assert answer["status"] == 415, answer
+    # Refused from the declared length, before the body is read.
+    huge = {**auth, "Content-Type": "application/sparql-update", "Content-Length": str(1 << 40)}
+    assert send(foreign_user, stack, "POST", "/update", PLANT, huge)["status"] == 413
+    assert PLANTED not in graphs(stack)
