@@ -72,7 +72,8 @@ class Escalations:
         return escalation
 
     def check(self, resolution: Resolution) -> None:
-        """Refuse an answer (``ValueError``) when nothing waits for one or it lacks what it needs.
+        """Refuse an answer (``ValueError``) when nothing waits for one, the owner did not sign
+        it for the pending question (``UnsignedAnswer``), or it lacks what it needs.
 
         An unknown action never gets here: ``Resolution.action`` is a Literal, so decoding the
         update's argument rejects it.
