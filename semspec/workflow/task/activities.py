@@ -28,6 +28,7 @@ from semspec.agents.protocol import (
     ReviewRequest,
     ReviewVerdict,
 )
+from semspec.agents.workspace import ToolError
 from semspec.core.config.models import GatesConfig, RoleModel
 from semspec.core.errors import GitError
 from semspec.core.sandbox import choose_sandbox
@@ -49,7 +50,11 @@ from semspec.workflow.git.diff import DiffInfo, worktree_diff
 from semspec.workflow.git.identity import repository_identity
 from semspec.workflow.git.symlinks import escaping_symlinks
 from semspec.workflow.git.worktree import ensure_worktree
-from semspec.workflow.task.context_activities import developer_context, repo_config
+from semspec.workflow.task.context_activities import (
+    developer_context,
+    repo_config,
+    task_file_text,
+)
 from semspec.workflow.task.messages import (
     CommitInput,
     CommitStep,
@@ -347,9 +352,11 @@ class TaskActivities:
         parts: list[str] = []
         if "task_files" in kinds:
             for rel in inp.spec.task_files:
-                path = Path(inp.workspace.path) / rel
-                text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-                parts.append(f"### {rel}\n{text[:ENRICH_FILE_CHARS]}")
+                try:
+                    text = task_file_text(Path(inp.workspace.path), rel)[:ENRICH_FILE_CHARS]
+                except ToolError as exc:
+                    text = f"(not shown: {exc})"
+                parts.append(f"### {rel}\n{text}")
         if "gate_logs" in kinds:
             for log_path in inp.gate_logs:
                 path = Path(log_path)

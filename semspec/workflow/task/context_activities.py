@@ -15,6 +15,8 @@ from pathlib import Path
 from rdflib import Literal
 from temporalio import activity
 
+from semspec.agents.tools.files import read_regular, regular_size
+from semspec.agents.workspace import ToolError
 from semspec.core.config import load_config
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import SemspecError
@@ -113,6 +115,19 @@ def sop_requirements(store: GraphStore | None, files: list[str]) -> list[str]:
     ]
 
 
+def task_file_text(root: Path, rel: str) -> str:
+    """The text of task file ``rel`` under ``root`` ('' when it does not exist yet).
+
+    Agent-written code may leave anything at a task file's path: only a regular file of the size
+    the tools read is read (a FIFO would block the read, a sparse file claim gigabytes, a link
+    lead anywhere); anything else is a ``ToolError`` saying what is there.
+    """
+    path = root / rel
+    if regular_size(path, rel) is None:
+        return ""
+    return read_regular(path, rel).decode("utf-8", errors="replace")
+
+
 def _task_text(spec: TaskSpec) -> str:
     return "\n".join([spec.title, spec.description, *spec.criteria])
 
@@ -140,10 +155,13 @@ def check_budget(inp: BudgetInput) -> BudgetOutcome:
     profile = model.context.model_copy(update={"context_window": role_window(role, registry)})
     estimator = TokenEstimator(model.tokenizer)
     file_tokens = {}
+    unreadable = []
     for rel in spec.task_files:
-        path = repo / rel
-        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-        file_tokens[rel] = estimator.count(text)
+        try:
+            file_tokens[rel] = estimator.count(task_file_text(repo, rel))
+        except ToolError as exc:
+            file_tokens[rel] = 0
+            unreadable.append(f"task file {exc}")
     task_tokens = estimator.count(_task_text(spec))
     output = profile.max_output_tokens or OUTPUT_TOKENS_DEFAULT
     report = compute_budget(
@@ -157,6 +175,7 @@ def check_budget(inp: BudgetInput) -> BudgetOutcome:
     )
     lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
     lines += [f"too large: {r.message}" for r in report.reasons]
+    lines += [f"unreadable: {problem}" for problem in unreadable]
     assignment = _assignment(repo, config, registry, sum(file_tokens.values()) + task_tokens)
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
     common = {
@@ -165,6 +184,9 @@ def check_budget(inp: BudgetInput) -> BudgetOutcome:
         "assignment": assignment,
         "file_tokens": file_tokens,
     }
+    if unreadable:
+        refusal = "; ".join(unreadable)
+        return BudgetOutcome(fits=False, refusal=refusal, base_tokens=base, **common)  # type: ignore[arg-type]
     if report.fits:
         return BudgetOutcome(fits=True, base_tokens=base, **common)  # type: ignore[arg-type]
     imports = _imports_of(repo, config, list(spec.task_files))
