@@ -14,8 +14,10 @@ from temporalio.worker import Worker
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.messages import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
+from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import activity_threads
+from tests.support.owner import OWNER_KEY
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
@@ -47,6 +49,7 @@ async def test_the_outcome_is_hidden_while_the_bookkeeping_runs(
             *TaskActivities(None).all(),
             context_activities.check_budget,
             context_activities.checkpoint,
+            OwnerCheck(OWNER_KEY).check_owner,
             held.finalize,
         ],
         activity_executor=activity_threads(),

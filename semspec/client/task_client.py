@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     )
 
 QUERY_TIMEOUT_S = 10.0
+ANSWER_QUERY_TIMEOUT_S = 30.0
+"""How long ``resolve`` waits for the pending question. Temporal sends a query to the worker that
+ran the task last for about 10 s after that worker stopped polling, so right after a worker was
+replaced the first query waits that long; an answer, unlike a glance at the status, is worth it."""
 CLOSED_QUERY_TIMEOUT_S = 5.0
 """A closed workflow answers a query by replay on a worker; without one it never answers."""
 
@@ -125,7 +129,9 @@ async def task_exists(client: Client, task_id: str) -> bool:
     return True
 
 
-async def task_status(client: Client, task_id: str) -> TaskStatus:
+async def task_status(
+    client: Client, task_id: str, timeout_s: float = QUERY_TIMEOUT_S
+) -> TaskStatus:
     """Current status: by query while running, from the result once completed.
 
     A cancelled, terminated or failed workflow has no result; a worker still answers the
@@ -141,10 +147,10 @@ async def task_status(client: Client, task_id: str) -> TaskStatus:
         return result.status
     if state == "running":
         try:
-            return await _query(handle, QUERY_TIMEOUT_S)
+            return await _query(handle, timeout_s)
         except TimeoutError:
             raise SemspecError(
-                f"task {task_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
+                f"task {task_id} did not answer within {timeout_s:.0f}s",
                 hint="is a worker running? start one with `semspec up` or `semspec worker`",
             ) from None
         except RPCError as err:
@@ -299,7 +305,7 @@ async def resolve(
             f"task {task_id} is not escalated (its workflow is {state})",
             hint=f"see how it ended with `semspec task status {task_id}`",
         )
-    status = await task_status(client, task_id)
+    status = await task_status(client, task_id, ANSWER_QUERY_TIMEOUT_S)
     check_pending(status, escalation_id)
     assert status.pending_escalation is not None
     signed = resolution.signed_by(owner, status.pending_escalation)

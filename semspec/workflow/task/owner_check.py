@@ -47,7 +47,7 @@ class OwnerCheck:
             raise ValueError("a worker needs the public key of the stack's owner")
         self._owner_key = owner_key
 
-    @activity.defn(name="check_owner")
+    @activity.defn(name="task.check_owner")
     async def check_owner(self, inp: OwnerCheckInput) -> None:
         """Raise a non-retryable error unless ``inp`` names this stack's owner key."""
         if inp.owner_key != self._owner_key:
