@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXIT_TOO_LARGE = 1
 EXIT_BAD_INPUT = 2
 
@@ -126,3 +128,30 @@ def test_script_help_of_task_submit_points_at_the_scripted_agent_doc() -> None:
     done = semspec("task", "submit", "--help")
     assert done.returncode == 0, done.stderr
     assert "(format: docs/scripted-agent.md)" in flat(done.stdout)
+
+
+TOO_LONG = "n" * 300
+"""Longer than a file name may be: the system answers ENAMETOOLONG."""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["budget", "--file", TOO_LONG],
+        ["models", "assign", "--role", "developer", "--file", TOO_LONG],
+        ["init", TOO_LONG],
+        ["monitor", "--repo", TOO_LONG, "state"],
+        ["task", "submit", "-f", TOO_LONG],
+        ["task", "submit", "A title", "--file", TOO_LONG, "--criterion", "it works"],
+        ["plan", "submit", TOO_LONG],
+        ["review", "context", "--file", TOO_LONG],
+        ["index", "pack", "--file", TOO_LONG],
+    ],
+    ids=lambda args: " ".join(a for a in args if a != TOO_LONG),
+)
+def test_a_path_argument_the_os_refuses_is_one_error_line(git_repo: Path, args: list[str]) -> None:
+    done = semspec(*args, cwd=git_repo)
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    assert "Traceback" not in done.stderr
+    error = done.stderr.splitlines()[0]
+    assert error.startswith("error: ") and error.endswith(f"{TOO_LONG}: File name too long")

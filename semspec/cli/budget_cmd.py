@@ -11,6 +11,7 @@ import typer
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
 from semspec.core.errors import InputError
+from semspec.core.path_refusal import os_refusal
 
 if TYPE_CHECKING:
     from semspec.model.profiles import ModelSpec, Role
@@ -34,6 +35,11 @@ def read_task_files(cli: CliContext, files: list[Path]) -> dict[str, str]:
     """Text of each ``--file`` (relative to the cwd, else to the repository), keyed as given."""
     texts: dict[str, str] = {}
     for given in files:
+        refusal = os_refusal(given) or (
+            None if given.is_absolute() else os_refusal(cli.repo / given)
+        )
+        if refusal is not None:
+            raise InputError(f"--file {given}: {refusal}", hint="pass a shorter, readable path")
         path = given if given.exists() or given.is_absolute() else cli.repo / given
         if not path.is_file():
             raise InputError(

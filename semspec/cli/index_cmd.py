@@ -14,6 +14,7 @@ import typer
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
 from semspec.core.errors import InputError, NotFoundError
+from semspec.core.path_refusal import os_refusal
 
 if TYPE_CHECKING:
     from semspec.graph.store import GraphStore
@@ -80,6 +81,9 @@ def repo_relative(repo: Path, given: str) -> str:
     """``given`` (relative to the cwd, or absolute) as a path relative to ``repo``."""
     root = os.path.realpath(repo)
     candidate = Path(given)
+    refusal = os_refusal(candidate) or os_refusal(Path(root) / candidate)
+    if refusal is not None:
+        raise InputError(f"--file {given}: {refusal}", hint="pass a shorter, readable path")
     if not candidate.is_absolute():
         in_cwd = Path.cwd() / candidate
         candidate = in_cwd if in_cwd.exists() else Path(root) / candidate

@@ -8,6 +8,7 @@ import typer
 
 from semspec.cli.context import CliContext, cli_context
 from semspec.core.errors import InputError
+from semspec.core.path_refusal import os_refusal
 
 _MARKERS = {
     "python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"),
@@ -86,6 +87,9 @@ def init_repo(repo: Path, force: bool = False) -> tuple[Path, str]:
     from semspec.core.config import config_path
     from semspec.services.git_exclude import exclude_from_git
 
+    refusal = os_refusal(repo)
+    if refusal is not None:
+        raise InputError(f"{repo}: {refusal}", hint="pass the path of an existing repository")
     if not repo.is_dir():
         raise InputError(f"{repo} is not a directory", hint="pass an existing repository path")
     if pygit2.discover_repository(str(repo)) is None:

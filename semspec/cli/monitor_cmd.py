@@ -10,7 +10,8 @@ import typer
 
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json, print_table
-from semspec.core.errors import NotFoundError, ServiceError
+from semspec.core.errors import InputError, NotFoundError, ServiceError
+from semspec.core.path_refusal import os_refusal
 
 if TYPE_CHECKING:
     from semspec.core.config.models import SemspecConfig
@@ -32,6 +33,9 @@ def monitor(
 ) -> None:
     """Run the risk monitor until SIGTERM/SIGINT (when no subcommand is given)."""
     if repo is not None:
+        refusal = os_refusal(repo)
+        if refusal is not None:
+            raise InputError(f"--repo {repo}: {refusal}", hint="pass an existing repository path")
         ctx.find_root().obj = CliContext(repo.resolve())
     if ctx.invoked_subcommand is None:
         import asyncio

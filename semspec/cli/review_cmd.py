@@ -10,6 +10,7 @@ import typer
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.core.errors import InputError
+from semspec.core.path_refusal import os_refusal
 
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
 
@@ -19,6 +20,9 @@ def _relative(repo: Path, name: str) -> str:
     root = repo.resolve()
     given = Path(name)
     candidate = given if given.is_absolute() else root / given
+    refusal = os_refusal(candidate)
+    if refusal is not None:
+        raise InputError(f"--file {name}: {refusal}", hint="pass a shorter, readable path")
     try:
         rel = Path(os.path.normpath(candidate)).relative_to(root).as_posix()
         inside = candidate.resolve().is_relative_to(root)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from semspec.core.errors import TaskSpecError
+from semspec.core.path_refusal import os_refusal
 
 FIELD = "--file"
 HINT = (
@@ -35,6 +36,9 @@ def task_path(given: str, repo: Path, run_dir: Path) -> str:
     if Path(given).is_absolute():
         raise _refuse(f"{given} is an absolute path", "write it relative to the repository root")
     root = repo.resolve()
+    refusal = os_refusal(root / given)
+    if refusal is not None:
+        raise _refuse(f"{given}: {refusal}")
     target = (root / given).resolve()
     if target == root:
         raise _refuse(f"{given} names the repository itself, not a file")

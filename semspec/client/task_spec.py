@@ -121,6 +121,9 @@ def read_spec_file(
         raw = read_yaml(path).data
     except FileNotFoundError:
         raise TaskSpecError(f"{kind} file {path} not found", field=field) from None
+    except OSError as exc:  # a name too long, a folder, no permission
+        reason = exc.strerror or type(exc).__name__
+        raise TaskSpecError(f"{kind} file {path}: {reason}", field=field) from None
     if not isinstance(raw, dict):
         raise TaskSpecError(f"{path} must hold a mapping with {needs}", field=field)
     reject_unknown_keys(path, raw, known, "")
