@@ -60,6 +60,19 @@ def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:
     )
 
 
+def _show_fenced(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> None:
+    """The services, with the sandbox gates get on the worker's row and in one line after."""
+    cli = cli_context(ctx)
+    sandbox, note = _sandbox(cli.config.gates.sandbox)
+    shown = [
+        replace(s, extra={**(s.extra or {}), **sandbox}) if s.name == "worker" else s
+        for s in statuses
+    ]
+    _show(ctx, shown, as_json)
+    if not as_json:
+        cli.console.print(note, markup=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``up``, ``down`` and ``status`` to the root app."""
 
@@ -73,7 +86,7 @@ def register(app: typer.Typer) -> None:
         cli = cli_context(ctx)
         progress = None if as_json else (lambda msg: cli.err.print(msg, markup=False))
         statuses = Supervisor(cli.config, cli.repo, on_progress=progress).up()
-        _show(ctx, statuses, as_json)
+        _show_fenced(ctx, statuses, as_json)
 
     @app.command("down")
     def down(
@@ -114,13 +127,6 @@ def register(app: typer.Typer) -> None:
 
         cli = cli_context(ctx)
         statuses = Supervisor(cli.config, cli.repo).status()
-        sandbox, note = _sandbox(cli.config.gates.sandbox)
-        shown = [
-            replace(s, extra={**(s.extra or {}), **sandbox}) if s.name == "worker" else s
-            for s in statuses
-        ]
-        _show(ctx, shown, as_json)
-        if not as_json:
-            cli.console.print(note, markup=False, soft_wrap=True)
+        _show_fenced(ctx, statuses, as_json)
         if any(s.state not in ("up", "external") for s in statuses):
             raise typer.Exit(1)

@@ -275,3 +275,14 @@ def test_the_nats_password_is_on_no_command_line(stack: Stack) -> None:
     assert all(is_ours(r.pid, r.argv) for r in records.values())
     password = stack.nats_auth().password
     assert [name for name, r in records.items() if password in " ".join(r.argv)] == []
+
+
+def test_up_says_which_sandbox_gates_get(stack: Stack) -> None:
+    fenced = shutil.which("bwrap") is not None  # CI installs it
+    shown = stack.cli("up")
+    assert shown.returncode == 0, shown.stderr
+    line = "run under bubblewrap" if fenced else "have no sandbox"
+    assert f"gates and command agents {line}" in shown.stdout
+    as_json = stack.cli_json("up")
+    worker = next(s for s in as_json if s["name"] == "worker")
+    assert worker["extra"]["sandbox"] == ("bwrap" if fenced else "none")
