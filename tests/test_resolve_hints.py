@@ -20,7 +20,7 @@ from semspec.workflow.task.messages import Escalation, TaskStatus
 def _escalated(task_id: str) -> TaskStatus:
     status = TaskStatus(task_id, "A task", "escalated", 4, 4, 3)
     status.pending_escalation = Escalation(
-        f"{task_id}-1", task_id, "budget_exhausted", "3 retries used of 3", 4, 4
+        f"{task_id}-1", task_id, "budget_exhausted", "no retry left (3 allowed)", 4, 4
     )
     return status
 

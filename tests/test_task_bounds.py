@@ -121,7 +121,7 @@ async def test_a_checkpoint_does_not_reset_the_retry_count(
     assert len(status.checkpoints) == 1
     retries = [e.message.rsplit("; ", 1)[1] for e in status.log if e.kind == "retry"]
     assert retries == ["retry 1/2", "retry 2/2"]  # the third is the escalation, not a retry
-    assert status.pending_escalation.message.endswith("2 retries used of 2")
+    assert status.pending_escalation.message.endswith("no retry left (2 allowed)")
     assert (status.iteration, status.retries) == (3, 3)
     await answer(handle, Resolution("abort"))
 

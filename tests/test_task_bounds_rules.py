@@ -51,8 +51,8 @@ def test_an_iteration_starts_only_below_the_cap(
     [
         ([], 0, 3, (1, None)),
         (["a"], 2, 3, (3, None)),
-        (["a", "b"], 3, 3, (4, Escalate(BUDGET, "gate failed; 3 retries used of 3"))),
-        ([], 0, 0, (1, Escalate(BUDGET, "gate failed; 0 retries used of 0"))),
+        (["a", "b"], 3, 3, (4, Escalate(BUDGET, "gate failed; no retry left (3 allowed)"))),
+        ([], 0, 0, (1, Escalate(BUDGET, "gate failed; no retry left (0 allowed)"))),
         (
             ["fp"],
             0,

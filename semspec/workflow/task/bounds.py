@@ -52,7 +52,9 @@ def after_failure(
     used = retries + 1
     if used <= max_retries:
         return used, None
-    message = f"{why}; {retries} retries used of {max_retries}"
+    # The status counts the failed attempt too (`retries`); the message names only the bound,
+    # so the two never read as different numbers for the same thing.
+    message = f"{why}; no retry left ({max_retries} allowed)"
     return used, Escalate(FallbackReason.BUDGET_EXHAUSTED, message)
 
 
