@@ -16,9 +16,9 @@ as the name length to the power of the number of ``*`` (``*a*a*a*a*a*a*a*a*b`` a
 reads them (a test checks the two agree) but matched one path segment at a time, each segment
 with the two-pointer wildcard algorithm: the work is at most the glob's length times the
 path's, never exponential. Unlike ``pathspec``'s regex, a negated set (``[!a]``) never matches
-a ``/``, as the docs promise. A glob longer than ``MAX_GLOB_CHARS`` is refused and a path longer than
-``MAX_PATH_CHARS`` matches nothing, which keeps that product small; no real glob or path
-comes near either limit.
+a ``/``, as the docs promise. A glob longer than ``MAX_GLOB_CHARS`` is refused and a path
+longer than ``MAX_PATH_CHARS`` matches nothing, which keeps that product small; no real glob
+or path comes near either limit.
 
 The literal prefix of a glob and the lookup keys of a path make a pre-filter that an index can
 answer exactly: a glob can only match a path when its ``literal_prefix`` is a prefix of one of
