@@ -12,6 +12,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -116,6 +117,9 @@ def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list
     worktree = os.path.realpath(fence.worktree)
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--tmpfs", FENCED_TMP]
+    # Before the covers, so that none of these can bring a hidden folder back into view.
+    for kept in programs_under_tmp(fence.hidden):
+        args += ["--ro-bind", kept, kept]
     for hidden in fence.hidden:
         real = os.path.realpath(hidden)
         if os.path.isdir(real):
@@ -128,6 +132,37 @@ def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list
     args += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return args
+
+
+def programs_under_tmp(
+    hidden: Iterable[Path] = (), environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """Folders under ``/tmp`` a fenced command needs to start, bound back read-only over the
+    private ``/tmp``: the worker's Python (``sys.prefix``, its base), ``VIRTUAL_ENV``, and each
+    ``PATH`` folder (its virtual environment's root when it is one's ``bin``).
+
+    A project, its virtual environment or semspec's own may well live under ``/tmp`` (a CI
+    checkout, a scratch clone); hiding them would fail every gate with "not found". Never
+    ``/tmp`` itself, nor anything at or inside a ``hidden`` folder.
+    """
+    source = os.environ if environ is None else environ
+    wanted = [sys.prefix, sys.base_prefix, source.get("VIRTUAL_ENV", "")]
+    for entry in source.get("PATH", "").split(os.pathsep):
+        if not entry:
+            continue
+        root = os.path.dirname(entry.rstrip("/"))
+        in_venv = os.path.isfile(os.path.join(root, "pyvenv.cfg"))
+        wanted.append(root if in_venv else entry)
+    covered = [os.path.realpath(path) for path in hidden]
+    kept: list[str] = []
+    for path in wanted:
+        real = os.path.realpath(path) if path else ""
+        if not real.startswith(FENCED_TMP + "/") or not os.path.isdir(real) or real in kept:
+            continue
+        if any(real == cover or real.startswith(cover + "/") for cover in covered):
+            continue
+        kept.append(real)
+    return kept
 
 
 def sandbox_for(mode: SandboxMode, environ: Mapping[str, str] | None = None) -> Sandbox:

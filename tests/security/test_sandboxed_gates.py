@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -208,6 +209,40 @@ async def test_a_fenced_gate_cannot_unmount_its_way_into_the_run_folder_or_remou
 
     assert "run-folder" not in result.output
     assert not escaped
+
+
+async def test_programs_under_tmp_run_fenced_and_the_rest_of_tmp_stays_private(
+    bwrap: Sandbox, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A virtual environment under /tmp, on PATH, as in a CI checkout or a scratch clone.
+    scratch = Path(tempfile.mkdtemp(prefix="semspec-scratch-", dir="/tmp"))
+    venv = scratch / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (venv / "lib").mkdir()
+    (venv / "lib" / "data.txt").write_text("library data", encoding="utf-8")
+    tool = venv / "bin" / "semspec-probe-tool"
+    tool.write_text(f"#!/bin/sh\ncat {venv}/lib/data.txt\n", encoding="utf-8")
+    tool.chmod(0o755)
+    beside = scratch / "notes.txt"
+    beside.write_text("not for gates", encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    command = (
+        f"semspec-probe-tool; test -e {beside} && echo SEES_BESIDE; "
+        f"touch {venv}/written 2>/dev/null || echo VENV_READ_ONLY"
+    )
+    spec = GateSpec("probe", command, True, 30.0, ".", False)
+    try:
+        result = await run_fenced(bwrap, layout, spec)
+        written = (venv / "written").exists()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    assert "library data" in result.output, result.output
+    # The venv is read-only inside, and the folder around it stays out of sight.
+    assert "SEES_BESIDE" not in result.output
+    assert "VENV_READ_ONLY" in result.output
+    assert not written
 
 
 async def test_a_fenced_gates_tmp_is_private(bwrap: Sandbox, layout: Layout) -> None:
