@@ -192,3 +192,23 @@ async def test_fake_server_lists_its_models() -> None:
         models = await provider._client.models.list()
 
     assert [m.id for m in models.data] == ["a", "b"]
+
+
+async def test_closing_a_provider_closes_its_connections() -> None:
+    # Each developer and reviewer step closes its provider (the worker's activities): a client
+    # left to the garbage collector closes at a moment of its own, warning on another loop.
+    with FakeLLMServer([text("one"), text("two"), text("three"), text("four")]) as server:
+        providers = [
+            openai_provider(server),
+            AnthropicChatProvider(
+                model="claude-test", api_key="sk-ant-test-key", base_url=server.root_url
+            ),
+        ]
+        for provider in providers:
+            await provider.complete([ChatMessage("user", "hi")])
+            await provider.aclose()
+            with pytest.raises((RuntimeError, ProviderError)):
+                await provider.complete([ChatMessage("user", "again")])
+        sent = len(server.requests)
+
+    assert sent == 2

@@ -78,6 +78,9 @@ class CommandDeveloper:
         self.field = field
         self.fencing = fencing
 
+    async def aclose(self) -> None:
+        """Nothing to release: each run's process has ended when ``develop`` returns."""
+
     async def develop(self, request: DeveloperRequest) -> DeveloperResult:
         """Run the command in ``request.worktree`` and report how it ended.
 

@@ -96,6 +96,10 @@ class LLMDeveloper:
         finally:
             self.sessions.end(run.toolbox.session.key)
 
+    async def aclose(self) -> None:
+        """Close the model's HTTP client."""
+        await self.provider.aclose()
+
     async def _loop(self, run: DeveloperRun) -> DeveloperResult:
         budget = self.settings.token_budget
         while run.steps < self.settings.max_steps:

@@ -79,6 +79,10 @@ class LLMReviewer:
         self.telemetry: list[ReviewTelemetry] = []
         """Events of the latest review."""
 
+    async def aclose(self) -> None:
+        """Close the model's HTTP client."""
+        await self.provider.aclose()
+
     async def review(self, request: ReviewRequest) -> ReviewVerdict:
         """Review ``request``; provider failures propagate as ``ProviderError``."""
         self.telemetry = []

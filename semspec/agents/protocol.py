@@ -104,8 +104,14 @@ class DeveloperAgent(Protocol):
 
     async def develop(self, request: DeveloperRequest) -> DeveloperResult: ...
 
+    async def aclose(self) -> None:
+        """Release what the agent holds (a model's HTTP connections); called after each step."""
+
 
 class ReviewerAgent(Protocol):
     """Plays the reviewer role: judges the diff against criteria and context."""
 
     async def review(self, request: ReviewRequest) -> ReviewVerdict: ...
+
+    async def aclose(self) -> None:
+        """Release what the agent holds (a model's HTTP connections); called after each review."""

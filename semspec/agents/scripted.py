@@ -139,6 +139,9 @@ class ScriptedDeveloper:
             outcome=step.outcome, summary=step.summary, tokens_used=step.tokens, reason=step.reason
         )
 
+    async def aclose(self) -> None:
+        """Nothing to release: a script holds no connection."""
+
 
 @dataclass
 class ScriptedReviewer:
@@ -154,6 +157,9 @@ class ScriptedReviewer:
         return review.to_verdict(
             reviewer=self.script.reviewer_name, tokens_used=review.tokens, reason=review.reason
         )
+
+    async def aclose(self) -> None:
+        """Nothing to release: a script holds no connection."""
 
 
 def _last_review(script: Script, iteration: int) -> ScriptedReview:

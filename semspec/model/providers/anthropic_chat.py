@@ -97,6 +97,10 @@ class AnthropicChatProvider:
             response = await self._client.messages.create(**kwargs)
         return self._reply(response)
 
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client and its connections."""
+        await self._client.close()
+
     def _reply(self, response: Any) -> AssistantReply:
         texts: list[str] = []
         calls: list[ToolCall] = []

@@ -102,6 +102,10 @@ class OpenAIChatProvider:
             response = await self._client.chat.completions.create(**kwargs)
         return self._reply(response)
 
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client and its connections."""
+        await self._client.close()
+
     def _reply(self, response: Any) -> AssistantReply:
         choices = getattr(response, "choices", None)
         if not choices:

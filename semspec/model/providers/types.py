@@ -85,3 +85,7 @@ class ChatProvider(Protocol):
         *,
         max_tokens: int | None = None,
     ) -> AssistantReply: ...
+
+    async def aclose(self) -> None:
+        """Close the HTTP client: one left to the garbage collector closes (and warns) at
+        whatever moment it is collected, on whichever event loop runs then."""

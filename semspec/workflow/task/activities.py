@@ -122,7 +122,6 @@ async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInf
     spec, ws = inp.spec, inp.workspace
     repo = Path(spec.repo_path)
     role = await asyncio.to_thread(_role, repo, "developer", spec.developer)
-    agent = await asyncio.to_thread(developer_agent, role, repo)
     context = await asyncio.to_thread(developer_context, spec, list(inp.carried))
     request = DeveloperRequest(
         task_id=spec.task_id,
@@ -136,7 +135,12 @@ async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInf
         guidance=inp.guidance,
         context=context,
     )
-    result = await agent.develop(request)
+    # Made last, so that nothing between making and closing it can fail but the step.
+    agent = await asyncio.to_thread(developer_agent, role, repo)
+    try:
+        result = await agent.develop(request)
+    finally:
+        await agent.aclose()
     diff, changes = await asyncio.to_thread(_changes, spec, ws)
     return result, diff, changes
 
@@ -153,7 +157,6 @@ async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
     spec, ws = inp.spec, inp.workspace
     repo = Path(spec.repo_path)
     role = await asyncio.to_thread(_role, repo, "reviewer", spec.reviewer)
-    agent = await asyncio.to_thread(reviewer_agent, role, repo, bool(inp.evidence))
     diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
     context = await asyncio.to_thread(review_context, repo, spec, diff.patch)
     if inp.evidence:
@@ -170,7 +173,11 @@ async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
         context=context,
         flags=list(inp.flags),
     )
-    return await agent.review(request)
+    agent = await asyncio.to_thread(reviewer_agent, role, repo, bool(inp.evidence))
+    try:
+        return await agent.review(request)
+    finally:
+        await agent.aclose()
 
 
 @dataclass(frozen=True)
