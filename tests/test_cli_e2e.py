@@ -77,6 +77,14 @@ def _kinds(status: dict[str, Any], kind: str) -> list[str]:
     return [e["message"] for e in status["log"] if e["kind"] == kind]
 
 
+def test_escalations_list_says_so_when_nothing_waits(stack: Stack) -> None:
+    # First in the module: no task of this stack has escalated yet.
+    listed = stack.cli("escalations", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.strip() == "no escalation is waiting for a human"
+    assert stack.cli_json("escalations", "list") == []
+
+
 def test_a_task_approved_on_first_try_commits_once_and_leaves_the_checkout_alone(
     stack: Stack,
 ) -> None:

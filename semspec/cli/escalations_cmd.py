@@ -49,6 +49,9 @@ def list_cmd(
         if as_json:
             print_json(cli.console, jsonable(rows))
             return
+        if not rows:
+            cli.console.print("no escalation is waiting for a human")
+            return
         print_table(
             cli.console,
             None,
