@@ -23,6 +23,7 @@ from semspec.graph.store import GraphStore
 from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
 from semspec.services.specs import binary
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
+from tests.support.nats_cluster import NatsCluster
 from tests.support.repos import make_repo
 from tests.support.servers import SLEEP_ARGV, NatsServer
 
@@ -47,6 +48,18 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
 @pytest.fixture(scope="module")
 def nats_url(nats_server: NatsServer) -> str:
     return nats_server.url
+
+
+@pytest.fixture(scope="module")
+def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    """A real 3-node NATS cluster with JetStream and a user and password, for the test module.
+    A test that kills a node restarts it (``restart(i)``) before it ends."""
+    cluster = NatsCluster(tmp_path_factory.mktemp("nats-cluster"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture
