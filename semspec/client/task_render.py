@@ -91,7 +91,10 @@ def render_status(console: Console, status: TaskStatus) -> None:
     if status.fingerprints:
         out(f"  fingerprints: {', '.join(f[:12] for f in status.fingerprints)}", markup=False)
     if status.events_dropped:
-        out(f"  monitor events dropped (NATS unavailable): {status.events_dropped}", markup=False)
+        out(f"  monitor events dropped (invalid or lost): {status.events_dropped}", markup=False)
+    if status.events_pending:
+        waiting = f"  monitor events waiting for NATS: {status.events_pending}"
+        out(waiting, markup=False)
     if status.context is not None:
         c = status.context
         rate = f", {c.tokens_per_iteration:,.0f}/iteration" if c.tokens_per_iteration else ""

@@ -3,6 +3,11 @@
 Each activity is safe to re-run: worktree creation is idempotent, the approval commit carries
 a key that is checked before committing, and events carry stable ``Nats-Msg-Id`` values.
 
+Loop events of runs with an outbox (``EventContext.outbox``) are not published by the steps: a
+step validates its events and hands them back in its result, the workflow queues them with its
+own, and ``publish_events`` sends the queue in order, failing (to be retried) while NATS does not
+acknowledge. Runs recorded before the outbox publish from the steps and drop what NATS refuses.
+
 The worker's event loop serves every task, so nothing here blocks it: git and file work are
 plain ``def`` activities run on the worker's thread pool; the steps that wait on LLMs, gates
 and NATS stay ``async`` and move each blocking call (config, git, graph, tools) to a thread.
@@ -13,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,7 +35,7 @@ from semspec.agents.protocol import (
 )
 from semspec.agents.workspace import ToolError
 from semspec.core.config.models import GatesConfig, RoleModel
-from semspec.core.errors import GitError
+from semspec.core.errors import GitError, ServiceError
 from semspec.core.sandbox import choose_sandbox
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
@@ -41,7 +46,7 @@ from semspec.vocabulary.event_payloads import (
     IterationPayload,
     ReviewPayload,
 )
-from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
+from semspec.vocabulary.events import LoopEvent, MonitorEvent, UserSignal, monitor_event
 from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.activity_errors import activity_errors
 from semspec.workflow.gates.runner import GateFencing, run_gates
@@ -65,6 +70,8 @@ from semspec.workflow.task.messages import (
     EventContext,
     GatesInput,
     GatesStep,
+    PublishBatch,
+    PublishedBatch,
     PublishInput,
     PublishResult,
     ReviewInput,
@@ -207,6 +214,14 @@ def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, Changes]:
     return diff, Changes(outside, identity, escaping_symlinks(Path(ws.path), diff.files))
 
 
+@dataclass
+class StepEvents:
+    """The loop events of one step: queued for the workflow's outbox, or counted as dropped."""
+
+    dropped: int = 0
+    queued: list[PublishInput] = field(default_factory=list)
+
+
 def _event_id(ctx: EventContext, kind: str, suffix: str = "") -> str:
     base = f"{ctx.workflow_id}/{ctx.run_id}/{ctx.iteration}/{kind}"
     return f"{base}/{suffix}" if suffix else base
@@ -220,18 +235,19 @@ class TaskActivities:
 
     async def _emit(
         self,
+        out: StepEvents,
         ctx: EventContext,
         kind: str,
         payload: Callable[[], EventPayload | dict[str, Any]],
         suffix: str = "",
-    ) -> int:
-        """Publish one loop event; returns 1 when it was refused (invalid) or dropped.
+    ) -> None:
+        """Validate one loop event, then queue it in ``out`` or (before the outbox) publish it.
 
         ``payload`` is built inside the publisher's validation, so a bad payload is refused and
         counted there rather than failing the activity (see ``publisher.py``).
         """
         if self.publisher is None:
-            return 0
+            return
 
         def event() -> MonitorEvent:
             return monitor_event(
@@ -245,7 +261,65 @@ class TaskActivities:
                 at=datetime.now(UTC).isoformat(),
             )
 
-        return 0 if await self.publisher.send(event, kind) else 1
+        if not ctx.outbox:
+            out.dropped += 0 if await self.publisher.send(event, kind) else 1
+            return
+        built = self.publisher.build(event, kind)
+        if not isinstance(built, LoopEvent):
+            out.dropped += 1
+            return
+        data = built.data.model_dump(mode="json")
+        if suffix:
+            data["event_key"] = suffix
+        out.queued.append(PublishInput(ctx, kind, data, at=built.at))
+
+    def _messages(self, inp: PublishInput) -> tuple[list[MonitorEvent | UserSignal], int]:
+        """The event of ``inp`` and, for escalations, its user signal, both validated; and how
+        many of the two were refused.
+
+        ``data`` is the event's payload, plus ``event_key`` (the event id's suffix) when the
+        workflow sends one event kind more than once per iteration; the key is not published.
+        """
+        assert self.publisher is not None
+        data = dict(inp.data)
+        suffix = str(data.pop("event_key", ""))
+        ctx, at = inp.events, inp.at or datetime.now(UTC).isoformat()
+
+        def event() -> MonitorEvent:
+            return monitor_event(
+                inp.kind,
+                data,
+                event_id=_event_id(ctx, inp.kind, suffix),
+                task_id=ctx.task_id,
+                plan_id=ctx.plan_id,
+                run_id=ctx.run_id,
+                iteration=ctx.iteration,
+                at=at,
+            )
+
+        built = [self.publisher.build(event, inp.kind)]
+        if level := inp.signal_level:
+
+            def signal() -> UserSignal:
+                return UserSignal.model_validate(
+                    {
+                        "signal_id": _event_id(ctx, f"signal-{level}", suffix),
+                        "task_id": ctx.task_id,
+                        "plan_id": ctx.plan_id,
+                        "level": level,
+                        "reason": inp.signal_reason or "",
+                        "evidence": data,  # the escalation's payload
+                        "suggested_actions": suggested_actions(
+                            ctx.task_id, inp.signal_reason or "", level
+                        ),
+                        "message": inp.signal_message,
+                        "at": at,
+                    }
+                )
+
+            built.append(self.publisher.build(signal, f"signal {level}"))
+        messages = [m for m in built if m is not None]
+        return messages, len(built) - len(messages)
 
     @activity.defn(name="task.prepare_workspace")
     @activity_errors
@@ -264,12 +338,14 @@ class TaskActivities:
     @activity_errors
     async def develop(self, inp: DeveloperInput) -> DeveloperStep:
         """Run the developer agent for one iteration, then read what it changed from git."""
-        spec = inp.spec
-        dropped = await self._emit(
-            inp.events,
-            "iteration",
-            lambda: IterationPayload(phase="developer", retries=inp.retries),
-        )
+        spec, events = inp.spec, StepEvents()
+        if not inp.events.outbox:  # with an outbox the workflow queues it before this step
+            await self._emit(
+                events,
+                inp.events,
+                "iteration",
+                lambda: IterationPayload(phase="developer", retries=inp.retries),
+            )
         result, diff, changes = await _with_heartbeat(_developer_turn(inp))
         outside = changes.outside
         files = FilesPayload(
@@ -279,7 +355,7 @@ class TaskActivities:
             out_of_scope=outside,
             escaping_symlinks=changes.escaping_symlinks,
         )
-        dropped += await self._emit(inp.events, "files", lambda: files)
+        await self._emit(events, inp.events, "files", lambda: files)
         return DeveloperStep(
             outcome=result.outcome,
             summary=result.summary,
@@ -290,7 +366,8 @@ class TaskActivities:
             insertions=diff.insertions,
             deletions=diff.deletions,
             out_of_scope=outside,
-            events_dropped=dropped,
+            events_dropped=events.dropped,
+            events=events.queued,
         )
 
     @activity.defn(name="task.run_gates")
@@ -310,18 +387,20 @@ class TaskActivities:
             GateRun(name=r.name, passed=r.passed, required=r.required, duration_ms=r.duration_ms)
             for r in report.results
         ]
-        dropped = await self._emit(inp.events, "gate", lambda: GatePayload(results=runs))
+        events = StepEvents()
+        await self._emit(events, inp.events, "gate", lambda: GatePayload(results=runs))
         if (context := inp.context) is not None:
             snapshot = asdict(context)
-            dropped += await self._emit(
-                inp.events, "context", lambda: ContextPayload.model_validate(snapshot)
+            await self._emit(
+                events, inp.events, "context", lambda: ContextPayload.model_validate(snapshot)
             )
         return GatesStep(
             results=list(report.results),
             passed=report.passed,
             feedback=report.feedback_text(FEEDBACK_CHARS),
             summary=report.summary_text(),
-            events_dropped=dropped,
+            events_dropped=events.dropped,
+            events=events.queued,
         )
 
     @activity.defn(name="task.review")
@@ -329,7 +408,9 @@ class TaskActivities:
     async def review(self, inp: ReviewInput) -> ReviewStep:
         """Run the reviewer on the diff, gate summary, assembled context and risk flags."""
         verdict = await _with_heartbeat(_reviewer_turn(inp))
-        dropped = await self._emit(
+        events = StepEvents()
+        await self._emit(
+            events,
             inp.events,
             "review",
             lambda: ReviewPayload(
@@ -349,7 +430,8 @@ class TaskActivities:
                 for p in verdict.noted_patterns
             ],
             tokens_used=verdict.tokens_used,
-            events_dropped=dropped,
+            events_dropped=events.dropped,
+            events=events.queued,
         )
 
     @activity.defn(name="task.enrich")
@@ -395,36 +477,39 @@ class TaskActivities:
 
     @activity.defn(name="task.publish")
     async def publish(self, inp: PublishInput) -> PublishResult:
-        """Publish a loop event and, for escalations, a user signal (both validated first).
+        """Publish a loop event and, for escalations, a user signal, in one attempt each.
 
-        ``data`` is the event's payload, plus ``event_key`` (the event id's suffix) when the
-        workflow sends one event kind more than once per iteration; the key is not published.
+        The path of runs from before the outbox: what NATS does not take is dropped.
         """
-        data = dict(inp.data)
-        suffix = str(data.pop("event_key", ""))
-        dropped = await self._emit(inp.events, inp.kind, lambda: data, suffix)
-        if inp.signal_level and self.publisher is not None:
-            level, ctx = inp.signal_level, inp.events
-
-            def signal() -> UserSignal:
-                return UserSignal.model_validate(
-                    {
-                        "signal_id": _event_id(ctx, f"signal-{level}", suffix),
-                        "task_id": ctx.task_id,
-                        "plan_id": ctx.plan_id,
-                        "level": level,
-                        "reason": inp.signal_reason or "",
-                        "evidence": data,  # the escalation's payload
-                        "suggested_actions": suggested_actions(
-                            ctx.task_id, inp.signal_reason or "", level
-                        ),
-                        "message": inp.signal_message,
-                        "at": datetime.now(UTC).isoformat(),
-                    }
-                )
-
-            dropped += 0 if await self.publisher.send(signal, f"signal {level}") else 1
+        if self.publisher is None:
+            return PublishResult(published=True, dropped=0)
+        messages, dropped = self._messages(inp)
+        for message in messages:
+            dropped += 0 if await self.publisher.deliver_or_drop(message, inp.kind) else 1
         return PublishResult(published=dropped == 0, dropped=dropped)
+
+    @activity.defn(name="task.publish_events")
+    @activity_errors
+    async def publish_events(self, batch: PublishBatch) -> PublishedBatch:
+        """Publish the outbox's first events in order (an escalation's signal right after it).
+
+        Stops at the first event NATS does not acknowledge: with some sent it returns how many,
+        with none it raises ``ServiceError`` and Temporal tries again, for as long as it takes.
+        """
+        if self.publisher is None:
+            return PublishedBatch(sent=len(batch.events))
+        sent = refused = 0
+        for inp in batch.events:
+            messages, bad = self._messages(inp)
+            try:
+                for message in messages:
+                    await self.publisher.deliver(message)
+            except ServiceError:
+                if sent:
+                    break  # the workflow drops these from its outbox; the rest comes next call
+                raise
+            sent, refused = sent + 1, refused + bad
+        return PublishedBatch(sent=sent, refused=refused)
 
     def all(self) -> list[Callable[..., Any]]:
         """Every activity of the task loop, for the worker."""
@@ -436,6 +521,7 @@ class TaskActivities:
             self.enrich,
             self.commit,
             self.publish,
+            self.publish_events,
         ]
 
 

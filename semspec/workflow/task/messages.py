@@ -144,6 +144,8 @@ class Continuation:
     """A halt that arrived while the checkpoint was taken: the new run honours it first."""
     scope_flagged: list[str] = field(default_factory=list)
     """Files outside the task the loop already flagged to the reviewer."""
+    outbox: list[PublishInput] = field(default_factory=list)
+    """Loop events not yet published: the new run sends them first, under their old ids."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +299,8 @@ class EventContext:
     workflow_id: str
     run_id: str
     iteration: int
+    outbox: bool = False
+    """The run queues its events in an outbox (steps hand theirs back instead of publishing)."""
 
 
 @dataclass(frozen=True)
@@ -325,6 +329,8 @@ class DeveloperStep:
     deletions: int
     out_of_scope: list[str] = field(default_factory=list)
     events_dropped: int = 0
+    events: list[PublishInput] = field(default_factory=list)
+    """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
 
 
 @dataclass(frozen=True)
@@ -349,6 +355,8 @@ class GatesStep:
     feedback: str
     summary: str
     events_dropped: int = 0
+    events: list[PublishInput] = field(default_factory=list)
+    """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
 
 
 @dataclass(frozen=True)
@@ -374,6 +382,8 @@ class ReviewStep:
     noted_patterns: list[dict[str, str]] = field(default_factory=list)
     tokens_used: int = 0
     events_dropped: int = 0
+    events: list[PublishInput] = field(default_factory=list)
+    """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
 
 
 @dataclass(frozen=True)
@@ -437,12 +447,31 @@ class PublishInput:
     signal_level: str | None = None
     signal_reason: str | None = None
     signal_message: str = ""
+    at: str = ""
+    """When the loop recorded the event (ISO 8601, UTC); empty: when it is published."""
 
 
 @dataclass(frozen=True)
 class PublishResult:
     published: bool
     dropped: int
+
+
+@dataclass(frozen=True)
+class PublishBatch:
+    """The first events of a task's outbox, to publish in this order."""
+
+    events: list[PublishInput]
+
+
+@dataclass(frozen=True)
+class PublishedBatch:
+    """How many of a ``PublishBatch``'s events (from the first) are done with."""
+
+    sent: int
+    """Acknowledged by NATS, or refused: the workflow takes them off its outbox."""
+    refused: int = 0
+    """Events or signals among them that failed validation and were not published."""
 
 
 @dataclass(frozen=True)
@@ -502,6 +531,9 @@ class TaskStatus:
     paused: bool = False
     halted: bool = False
     events_dropped: int = 0
+    """Loop events refused as invalid, or (in runs from before the outbox) lost to an outage."""
+    events_pending: int = 0
+    """Loop events waiting in the outbox until NATS acknowledges them."""
     log: list[LogEntry] = field(default_factory=list)
     context: ContextSnapshot | None = None
     task_files: list[str] = field(default_factory=list)

@@ -1,21 +1,23 @@
-"""Publish loop events to JetStream without ever stalling the loop.
+"""Publish loop events to JetStream, one bounded attempt at a time.
 
-Each event carries a ``Nats-Msg-Id`` derived from the workflow run, iteration and kind, so an
-activity retry publishes the same id and JetStream drops the duplicate. When NATS is down the
-publisher retries for a bounded time, then drops the event and counts it (``dropped``).
+Each event carries a ``Nats-Msg-Id`` derived from the workflow run, iteration and kind, so a
+retried publish sends the same id and JetStream drops the duplicate. ``deliver`` makes one
+attempt (connect, publish, wait for the ack), bounded by ``attempt_s``, and raises
+``ServiceError`` when NATS does not acknowledge: the task workflow's outbox retries it through
+Temporal for as long as the outage lasts (``outbox.py``), so no event is dropped. ``send`` is the
+path of runs recorded before the outbox: the same single attempt, and an event NATS does not take
+is dropped and counted (``dropped``).
 
-Events and signals are validated against their models before they are sent (``send``). One
+Events and signals are validated against their models before they are sent (``build``). One
 that fails is a bug in the code that built it: it is refused, logged at error level with the
-fields at fault and counted (``refused``), and the loop goes on without it, as it does when
-NATS is down. Failing the activity instead would make Temporal retry the same bad payload and
-then escalate the task over an event nobody needs to answer.
+fields at fault and counted (``refused``), and the loop goes on without it. Failing the
+activity instead would make Temporal retry the same bad payload forever.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,7 @@ from nats.aio.client import Client as NatsClient
 from pydantic import ValidationError
 
 from semspec.core.config.models import RiskConfig
+from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
@@ -35,11 +38,13 @@ log = get_logger("publisher")
 
 @dataclass
 class EventPublisher:
-    """A lazily connected JetStream publisher with a bounded retry window."""
+    """A lazily connected JetStream publisher; each publish is one bounded attempt."""
 
     url: str
     options: dict[str, Any] = field(default_factory=dict)
-    retry_window_s: float = 5.0
+    attempt_s: float = 5.0
+    """Bound of one attempt (connect if needed, publish, ack): a reconnecting client would
+    otherwise wait for NATS forever."""
     risk: RiskConfig = field(default_factory=RiskConfig)
     """Limits of the streams it creates when missing (the monitor updates existing ones)."""
     dropped: int = 0
@@ -65,13 +70,15 @@ class EventPublisher:
             self._ready = True
         return js
 
-    async def send(self, build: Callable[[], MonitorEvent | UserSignal], what: str) -> bool:
-        """Build (and so validate) an event or signal, then publish it; False if not sent.
+    def build(
+        self, build: Callable[[], MonitorEvent | UserSignal], what: str
+    ) -> MonitorEvent | UserSignal | None:
+        """Build (and so validate) an event or signal; None when it was refused.
 
         ``what`` names it in the log when ``build`` raises ``ValidationError``.
         """
         try:
-            message = build()
+            return build()
         except ValidationError as exc:
             self.refused += 1
             log.error(
@@ -80,40 +87,53 @@ class EventPublisher:
                 error=validation_summary(exc),
                 refused_total=self.refused,
             )
-            return False
+            return None
+
+    async def deliver(self, message: MonitorEvent | UserSignal) -> None:
+        """Publish a built event or signal under its id; ``ServiceError`` when not acknowledged."""
         if isinstance(message, UserSignal):
             subject, msg_id = signal_subject(message.level), message.signal_id
         else:
             subject, msg_id = monitor_subject(message.kind), message.event_id
-        return await self.publish(subject, message.to_json(), msg_id)
+        await self.publish(subject, message.to_json(), msg_id)
 
-    async def publish(self, subject: str, payload: bytes, msg_id: str) -> bool:
-        """Publish with dedupe id; True when JetStream acknowledged, False when dropped."""
-        deadline = time.monotonic() + self.retry_window_s
-        delay = 0.1
-        while True:
-            try:
+    async def send(self, build: Callable[[], MonitorEvent | UserSignal], what: str) -> bool:
+        """Build, validate and publish in one attempt; False when refused or dropped.
+
+        The path of runs from before the outbox, which drop what NATS does not take.
+        """
+        message = self.build(build, what)
+        return message is not None and await self.deliver_or_drop(message, what)
+
+    async def deliver_or_drop(self, message: MonitorEvent | UserSignal, what: str) -> bool:
+        """Publish a built event or signal in one attempt; False (counted) when dropped."""
+        try:
+            await self.deliver(message)
+        except ServiceError as exc:
+            self.dropped += 1
+            log.warning(
+                "event dropped: NATS unavailable",
+                dropped=what,
+                error=exc.message,
+                dropped_total=self.dropped,
+            )
+            return False
+        return True
+
+    async def publish(self, subject: str, payload: bytes, msg_id: str) -> None:
+        """Publish with dedupe id in one bounded attempt; ``ServiceError`` when not acknowledged."""
+        try:
+            async with asyncio.timeout(self.attempt_s):
                 async with self._lock:
-                    # Bounded: a reconnecting client would otherwise wait for NATS forever.
-                    js = await asyncio.wait_for(
-                        self._connect(), max(0.1, deadline - time.monotonic())
-                    )
+                    js = await self._connect()
                 await js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=2)
-                return True
-            except Exception as exc:  # any transport failure: retry, then drop
-                if time.monotonic() + delay > deadline:
-                    self.dropped += 1
-                    log.warning(
-                        "event dropped: NATS unavailable",
-                        subject=subject,
-                        msg_id=msg_id,
-                        error=type(exc).__name__,
-                        dropped_total=self.dropped,
-                    )
-                    await self._reset()
-                    return False
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        except Exception as exc:  # any transport failure: the caller decides to retry or drop
+            # The client keeps reconnecting by itself; the next attempt finds it back or not.
+            raise ServiceError(
+                f"{subject} not acknowledged ({type(exc).__name__})",
+                service="NATS",
+                address=self.url,
+            ) from exc
 
     async def _reset(self) -> None:
         nc, self._nc = self._nc, None

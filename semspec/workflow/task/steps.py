@@ -36,6 +36,7 @@ from semspec.workflow.task.messages import (
     EventContext,
     GatesInput,
     GatesStep,
+    PublishInput,
     ReviewInput,
     ReviewStep,
     TaskInput,
@@ -121,6 +122,7 @@ class Steps:
         signals: RiskSignals,
         log: Log,
         events: Callable[[], EventContext],
+        queue: Callable[[PublishInput], None],
     ) -> None:
         self._inp = inp
         self._activities = activities
@@ -129,16 +131,22 @@ class Steps:
         self._signals = signals
         self._log = log
         self._events = events
+        self._queue = queue
+        """Adds a loop event to the workflow's outbox (runs with one)."""
         self._runner = StepRunner(activities, lambda: signals.stop_requested() is not None)
 
     async def develop(self, ws: Workspace) -> DeveloperStep:
         """The developer's attempt, with the feedback and guidance it has not seen yet."""
         status, state, limits = self._status, self._state, self._inp.limits
         status.phase = "developer"
+        ctx = self._events()
+        if ctx.outbox:  # the monitor hears of the iteration before the developer starts
+            iteration = {"phase": "developer", "retries": status.retries}
+            self._queue(PublishInput(ctx, "iteration", iteration, at=workflow.now().isoformat()))
         request = DeveloperInput(
             self._inp.spec,
             ws,
-            self._events(),
+            ctx,
             list(state.feedback),
             state.guidance,
             retries=status.retries,
@@ -148,6 +156,7 @@ class Steps:
         dev = await self._runner.run("developer", TaskActivities.develop, request, timeout)
         state.guidance = None  # used: a later retry answer brings its own
         status.events_dropped += dev.events_dropped
+        self._queued(dev.events)
         state.last_files = list(dev.files_touched)
         self._spend(dev.tokens_used)
         touched = ", ".join(dev.files_touched) or "no files"
@@ -180,6 +189,7 @@ class Steps:
         gates = await self._runner.run("gates", TaskActivities.run_gates, request, timeout)
         status.last_gates = list(gates.results)
         status.events_dropped += gates.events_dropped
+        self._queued(gates.events)
         for r in gates.results:
             verdict = "pass" if r.passed else ("FAIL" if r.required else "warn")
             self._log(
@@ -242,6 +252,7 @@ class Steps:
         status.last_verdict = review
         self._state.last_review = review
         status.events_dropped += review.events_dropped
+        self._queued(review.events)
         self._spend(review.tokens_used)
         # A reviewer that gave up reports request_changes with reason abstain: say abstain.
         shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
@@ -269,6 +280,11 @@ class Steps:
         )
         status.commit_id = step.commit_id
         self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
+
+    def _queued(self, events: list[PublishInput]) -> None:
+        """Queue the loop events a step handed back (none in runs from before the outbox)."""
+        for event in events:
+            self._queue(event)
 
     def _spend(self, tokens: int) -> None:
         """Account an agent call's tokens to the loop's context and check the pressure level."""

@@ -21,6 +21,11 @@ signature, and every new run asks the worker whether it serves the key the task 
 any other step; answers and risk signals must carry the owner's signature for this task.
 Refused ones are logged and counted in the status. Runs recorded before signatures existed
 replay without these checks (``workflow.patched``).
+
+Loop events go to the monitor through an outbox in the workflow's state (``outbox``): the loop
+queues an event and goes on, a drainer publishes the queue in order and retries while NATS is
+down, and the workflow returns only once ``finished`` is out. Runs recorded before the outbox
+replay with the old path: each event is one publish activity, dropped when NATS is down.
 """
 
 from __future__ import annotations
@@ -99,6 +104,7 @@ with workflow.unsafe.imports_passed_through():
         Workspace,
         WorkspaceInput,
     )
+    from semspec.workflow.task.outbox import Outbox
     from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
     from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
     from semspec.workflow.task.steps import Steps, StepStopped
@@ -106,6 +112,8 @@ with workflow.unsafe.imports_passed_through():
 
 SIGNED_CONTROL = "signed-control-plane"
 """Patch id: runs from here on check the owner's signatures (ADR 0004)."""
+EVENT_OUTBOX = "loop-event-outbox"
+"""Patch id: runs from here on queue loop events in an outbox and never drop one."""
 REFUSALS_LOGGED = 3
 """Refused signals beyond this many are only counted: a flood must not grow the task log."""
 
@@ -140,6 +148,7 @@ class TaskWorkflow:
         self._inp = inp
         # Decided once, before any handler runs: old histories replay without the checks.
         self._signed = workflow.patched(SIGNED_CONTROL)
+        self._outboxed = workflow.patched(EVENT_OUTBOX)
         self._signals_refused = 0
         self._activities = ActivityCalls(inp.limits.activity_attempts)
         self._signals = RiskSignals()
@@ -161,11 +170,20 @@ class TaskWorkflow:
             },
         )
         self._escalations = Escalations(self._status, owner_key=inp.owner_key, signed=self._signed)
+        self._outbox = Outbox(self._status)
         self._steps = Steps(
-            inp, self._activities, self._status, state, self._signals, self._log, self._ctx
+            inp,
+            self._activities,
+            self._status,
+            state,
+            self._signals,
+            self._log,
+            self._ctx,
+            self._outbox.add,
         )
         if (cont := inp.continuation) is not None:
             restore(cont, self._status, self._signals, state)
+            self._outbox.carried(cont.outbox)
             self._log("resumed", f"fresh context after checkpoint {cont.checkpoints}")
 
     # ----- the loop ---------------------------------------------------------------------------
@@ -174,6 +192,7 @@ class TaskWorkflow:
     async def run(self, inp: TaskInput) -> TaskResult:
         if self._signed and workflow.info().continued_run_id is None:
             await self._check_owner(inp)
+        self._outbox.start()  # what the last run left queued goes out first
         try:
             if inp.check_budget and inp.continuation is None:
                 budget = await self._check_budget()
@@ -236,6 +255,7 @@ class TaskWorkflow:
         status.phase, status.outcome = "done", "cancelled"
         self._log("finished", "cancelled")
         await self._publish("finished", {"outcome": "cancelled", "commit": None, "reason": None})
+        await self._outbox.drained()
 
     async def _finish(self, outcome: str, reason: str | None) -> TaskResult:
         """Record the outcome (knowledge, performance, cleanup), publish it, and return."""
@@ -265,6 +285,7 @@ class TaskWorkflow:
         await self._publish(
             "finished", {"outcome": outcome, "commit": status.commit_id, "reason": reason}
         )
+        await self._outbox.drained()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return TaskResult(
             task_id=self._inp.spec.task_id,
@@ -467,6 +488,8 @@ class TaskWorkflow:
         self._log("checkpoint", f"{why}: {step.ref or 'no changes'} at {step.commit_id[:10]}")
         await workflow.wait_condition(workflow.all_handlers_finished)
         cont = carry_over(self._inp, status, self._signals, state, step, number, self._elapsed())
+        # Events still queued go with the run: the next one sends them first, under their ids.
+        cont = replace(cont, outbox=self._outbox.pending)
         workflow.continue_as_new(replace(self._inp, continuation=cont))
 
     async def _escalate(
@@ -603,6 +626,7 @@ class TaskWorkflow:
             workflow_id=info.workflow_id,
             run_id=info.run_id,
             iteration=self._status.iteration,
+            outbox=self._outboxed,
         )
 
     def _log(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None:
@@ -617,6 +641,17 @@ class TaskWorkflow:
         signal_reason: str | None = None,
         signal_message: str = "",
     ) -> None:
+        """Queue a loop event (an escalation with its user signal) for the monitor.
+
+        Runs from before the outbox publish it here, and drop it when NATS is down.
+        """
+        if self._outboxed:
+            at = workflow.now().isoformat()
+            event = PublishInput(
+                self._ctx(), kind, data, signal_level, signal_reason, signal_message, at
+            )
+            self._outbox.add(event)
+            return
         result = await self._activities.start(
             TaskActivities.publish,
             PublishInput(self._ctx(), kind, data, signal_level, signal_reason, signal_message),
