@@ -46,11 +46,17 @@ edit by hand.
 **Validated on both sides.** The loop validates each event and signal before it publishes it:
 one that fails its model is a bug in the loop, so it is refused, logged at error level with the
 fields at fault and counted (`EventPublisher.refused` and the task's `events_dropped`), and the
-loop goes on without it, as when NATS is down. The monitor validates every event again on
+loop goes on without it. The monitor validates every event again on
 receipt: unknown kinds, missing or unknown fields and wrong types (`"4"` is not a number) send
 the event to the dead-letter subject `semspec.deadletter.monitor` (stream
 `SEMSPEC_DEADLETTER`), with the original subject in the `Semspec-Original-Subject` header and
 the fields at fault in `Semspec-Error`; the monitor acks it and goes on with the next event.
+
+**Never dropped.** The loop never waits for NATS: it queues each event in its workflow's
+outbox and goes on; the outbox is sent in order and retried for as long as NATS is down, each
+event under the `Nats-Msg-Id` of its `event_id`, so it is stored once. An outage delays events
+(`at` says when the loop recorded one), it never loses them; a task's `finished` event is
+always its last (see `docs/operations.md`, "Loop events never dropped").
 
 **Events from older versions.** Events still in the stream from a worker that predates these
 models are read the same way: those that fit are processed; the others are dead-lettered with

@@ -63,7 +63,7 @@ class LoopEvent(_Model):
     plan_id: str | None = None
     """The plan the task belongs to, if any."""
     at: str = ""
-    """When it was published (ISO 8601, UTC)."""
+    """When the loop recorded it (ISO 8601, UTC); after an outage it is published later."""
 
 
 class IterationEvent(LoopEvent):
