@@ -16,12 +16,23 @@ from pathlib import Path
 import nats
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Replayer
 
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.vocabulary.workflow_names import QUERY_STATUS
-from semspec.workflow.task.messages import TaskInput, TaskResult, TaskStatus
+from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.messages import (
+    EventContext,
+    PublishBatch,
+    PublishInput,
+    TaskInput,
+    TaskResult,
+    TaskStatus,
+)
 from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 from tests.support.owner import OWNER_KEY
 from tests.support.servers import NatsServer
@@ -121,6 +132,8 @@ async def test_a_task_runs_through_a_nats_outage_and_every_event_arrives_once_in
     events = await task_events(outage.server.url, task.spec.task_id)
     assert [e.kind for e in events] == EXPECTED
     assert len({e.event_id for e in events}) == len(events)
+    # The drainer's retries are part of the history: the run replays deterministically.
+    await Replayer(workflows=[TaskWorkflow]).replay_workflow(await handle.fetch_history())
 
 
 async def test_events_queued_on_a_worker_that_stopped_are_sent_by_the_next_one(
@@ -137,3 +150,36 @@ async def test_events_queued_on_a_worker_that_stopped_are_sent_by_the_next_one(
     assert (result.status.events_dropped, result.status.events_pending) == (0, 0)
     events = await task_events(outage.server.url, task.spec.task_id)
     assert [e.kind for e in events] == EXPECTED
+
+
+CTX = EventContext("t1", None, "task-t1", "r1", iteration=1, outbox=True)
+
+
+def _iteration(retries: object) -> PublishInput:
+    return PublishInput(CTX, "iteration", {"phase": "developer", "retries": retries})
+
+
+async def test_publishing_while_nats_is_down_fails_for_temporal_to_retry(outage: Outage) -> None:
+    publisher = EventPublisher(outage.server.url, attempt_s=1.0)
+    outage.stop()
+    try:
+        with pytest.raises(ApplicationError) as failed:
+            await TaskActivities(publisher).publish_events(PublishBatch([_iteration(0)]))
+    finally:
+        await publisher.close()
+    assert not failed.value.non_retryable
+    assert publisher.dropped == 0
+
+
+async def test_an_invalid_event_in_a_batch_is_refused_and_the_rest_goes_out(
+    outage: Outage,
+) -> None:
+    publisher = EventPublisher(outage.server.url)
+    try:
+        batch = PublishBatch([_iteration("4"), _iteration(4)])
+        done = await TaskActivities(publisher).publish_events(batch)
+    finally:
+        await publisher.close()
+    assert (done.sent, done.refused, publisher.refused) == (2, 1, 1)
+    [event] = await task_events(outage.server.url, "t1")
+    assert event.kind == "iteration" and event.data.retries == 4
