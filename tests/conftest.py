@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from semspec.core.config.models import GraphConfig, RiskConfig
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
-from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_streams
+from semspec.processors.risk_monitor.streams import LEASE_BUCKET, STATE_BUCKET, ensure_streams
 from semspec.services.specs import binary
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
 from tests.support.nats_cluster import NatsCluster
@@ -68,7 +68,8 @@ async def nc(nats_url: str) -> AsyncIterator[NATS]:
     state) start empty: left-overs of an earlier test are deleted, then made again."""
     conn = await nats.connect(nats_url)
     js = conn.jetstream()
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+    buckets = (f"KV_{STATE_BUCKET}", f"KV_{LEASE_BUCKET}")
+    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, *buckets):
         with contextlib.suppress(NotFoundError):
             await js.delete_stream(stream)
     await ensure_streams(js, RiskConfig())

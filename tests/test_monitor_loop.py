@@ -44,6 +44,7 @@ from semspec.workflow.task.messages import (
 )
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
+from tests.support.monitor_probe import stream_of
 from tests.support.owner import OWNER, OWNER_KEY, answer
 from tests.support.servers import NatsServer
 from tests.support.tasks import (
@@ -137,7 +138,8 @@ async def status_once_started(client: Client, task_id: str) -> TaskStatus | None
 
 async def messages(nc: NATS, subject: str, task_id: str) -> list[dict[str, Any]]:
     """Every message on ``subject`` (a stream subject) about ``task_id``, oldest first."""
-    sub = await nc.jetstream().subscribe(subject, ordered_consumer=True)
+    js = nc.jetstream()
+    sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
     found: list[dict[str, Any]] = []
     try:
         while True:

@@ -16,6 +16,7 @@ from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.signal_evidence import ConflictEvidence, RetryLimitEvidence
 from semspec.vocabulary.subjects import (
     monitor_subject,
+    signal_intake_subject,
 )
 from tests.support.monitor_events import loop_event
 
@@ -94,7 +95,7 @@ async def test_monitor_watch_prints_new_signals_with_their_commands(
     # The watcher reads only signals newer than itself: publish until it has one.
     for n in range(400):
         await nc.jetstream().publish(
-            "user.signal.halt", signal.to_json(), headers={"Nats-Msg-Id": f"sig-w-{n}"}
+            signal_intake_subject("halt"), signal.to_json(), headers={"Nats-Msg-Id": f"sig-w-{n}"}
         )
         try:
             await asyncio.wait_for(proc.wait(), 0.1)

@@ -22,6 +22,7 @@ from semspec.vocabulary.subjects import (
     MONITOR_STREAM,
     SIGNAL_STREAM,
     monitor_subject,
+    signal_intake_subject,
 )
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.activities import TaskActivities
@@ -109,7 +110,9 @@ async def test_a_signal_published_before_a_crash_is_not_published_again(nc: NATS
     state = step.states["t1"]
     signal = UserSignal.from_json(step.emissions[0].signal.to_json())
     await nc.jetstream().publish(
-        "user.signal.escalate", signal.to_json(), headers={"Nats-Msg-Id": signal.signal_id}
+        signal_intake_subject("escalate"),
+        signal.to_json(),
+        headers={"Nats-Msg-Id": signal.signal_id},
     )
     await StateStore(await ensure_bucket(nc.jetstream())).save_task(state)
     async with Running(nc) as monitor:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,21 +13,19 @@ from nats.aio.client import Client as NATS
 from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
-from semspec.processors.risk_monitor.rules import apply_event, related_tasks
-from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.processors.risk_monitor.store import StateStore
 from semspec.processors.risk_monitor.streams import (
     CONSUMER,
     ensure_bucket,
 )
-from semspec.services.presence import ready_file
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import (
     MONITOR_STREAM,
     SIGNAL_STREAM,
     monitor_subject,
 )
-from tests.support.monitor_events import loop_event
+from tests.support.monitor_events import loop_event, one_monitor
+from tests.support.running_monitor import monitor_process, wait_ready
 
 TASKS = 40
 EVENTS_PER_TASK = 60
@@ -54,44 +50,9 @@ def batch() -> list[MonitorEvent]:
     return events
 
 
-def expected_signal_ids(events: list[MonitorEvent], risk: RiskConfig) -> set[str]:
-    states: dict[str, TaskState] = {}
-    index = FileIndex()
-    ids: set[str] = set()
-    for ev in events:
-        related = related_tasks(ev, index)
-        step = apply_event(ev, {t: states[t] for t in related if t in states}, index, risk)
-        states.update(step.states)
-        index = step.index
-        ids.update(e.signal.signal_id for e in step.emissions if e.published)
-    return ids
-
-
 def start_monitor(repo: Path, nats_url: str, temporal_address: str) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "SEMSPEC_SERVICES__NATS__URL": nats_url,
-        "SEMSPEC_SERVICES__TEMPORAL__ADDRESS": temporal_address,
-        "SEMSPEC_RISK__ACK_WAIT_S": "1",
-        "SEMSPEC_RISK__BATCH_SIZE": "8",
-        "SEMSPEC_LOG_FORMAT": "json",
-    }
-    log = (repo / "monitor.log").open("ab")
-    try:
-        argv = [sys.executable, "-m", "semspec", "monitor", "--repo", str(repo)]
-        return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
-    finally:
-        log.close()
-
-
-async def wait_ready(repo: Path, proc: subprocess.Popen[bytes]) -> None:
-    marker = ready_file(repo / ".semspec" / "run", "monitor", proc.pid)
-    for _ in range(600):
-        if marker.exists():
-            return
-        assert proc.poll() is None, (repo / "monitor.log").read_text()
-        await asyncio.sleep(0.05)
-    raise AssertionError("monitor never became ready")
+    env = {"SEMSPEC_RISK__ACK_WAIT_S": "1", "SEMSPEC_RISK__BATCH_SIZE": "8"}
+    return monitor_process(repo, nats_url, temporal_address, env)
 
 
 async def test_a_killed_monitor_loses_no_event_and_repeats_no_signal(
@@ -144,4 +105,4 @@ async def test_a_killed_monitor_loses_no_event_and_repeats_no_signal(
         msg = await js.get_msg(SIGNAL_STREAM, seq)
         published.append(UserSignal.from_json(msg.data or b"").signal_id)
     assert not [sid for sid, n in Counter(published).items() if n > 1], "a signal was repeated"
-    assert set(published) == expected_signal_ids(events, RiskConfig())
+    assert set(published) == one_monitor(events, RiskConfig())[0]

@@ -20,6 +20,7 @@ from semspec.vocabulary.workflow_names import SIGNAL_HALT, UPDATE_RESOLVE, task_
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
+from tests.support.monitor_probe import stream_of
 from tests.support.owner import OWNER_KEY, answer, send, signal_for, signed
 from tests.support.tasks import (
     BROKEN_CALC,
@@ -265,7 +266,7 @@ async def test_loop_events_and_the_escalation_signal_reach_jetstream(
 
 
 async def _kinds_for(js: Any, subject: str, task_id: str) -> list[str]:
-    sub = await js.subscribe(subject, ordered_consumer=True)
+    sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
     kinds: list[str] = []
     try:
         while True:

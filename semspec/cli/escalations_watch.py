@@ -57,7 +57,10 @@ async def _watch(
             ) from exc
         # Ordered and ephemeral: a watcher reads from now on and leaves nothing behind.
         sub = await js.subscribe(
-            SIGNAL_SUBJECTS, ordered_consumer=True, deliver_policy=DeliverPolicy.NEW
+            SIGNAL_SUBJECTS,
+            stream=SIGNAL_STREAM,  # it stores signals under this subject, but takes them elsewhere
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.NEW,
         )
         while not stop.is_set() and (count is None or seen < count):
             try:

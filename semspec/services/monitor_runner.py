@@ -58,7 +58,9 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     )
     # Closed workflows leave the monitor's active set (see RiskMonitor.reconcile).
     liveness = TemporalLiveness(lambda: temporal_client(config, endpoints.temporal_address))
-    monitor = RiskMonitor(nc, config.risk, bridge, liveness=liveness)
+    identity = default_identity()
+    # Several monitors may serve one stack: one consumes, the others stand by (ADR 0005).
+    monitor = RiskMonitor(nc, config.risk, bridge, liveness=liveness, identity=identity)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -68,7 +70,7 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     try:
         await monitor.start()
         presence = await asyncio.to_thread(
-            announce, run_dir, "monitor", default_identity(), "", endpoints.addresses()
+            announce, run_dir, "monitor", identity, "", endpoints.addresses()
         )
         log().info("consuming", nats=endpoints.nats_url, temporal=endpoints.temporal_address)
         await monitor.run(stop)

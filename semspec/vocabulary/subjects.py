@@ -12,6 +12,10 @@ EVENT_KINDS: Final[tuple[str, ...]] = get_args(EventKind)
 
 SIGNAL_STREAM: Final = "USER_SIGNALS"
 SIGNAL_SUBJECTS: Final = "user.signal.>"
+"""What subscribers read: the signal stream stores each signal under ``user.signal.<level>`` and
+republishes it there once, after its dedupe (a repeated publish reaches nobody twice)."""
+SIGNAL_INTAKE_SUBJECTS: Final = "semspec.signal.>"
+"""What publishers send signals to: only the signal stream listens here."""
 SIGNAL_LEVELS: Final = ("warn", "pause", "halt", "escalate")
 
 # Outside ``agent.monitor.*`` on purpose, so dead letters are never consumed as events again.
@@ -25,5 +29,10 @@ def monitor_subject(kind: EventKind) -> str:
 
 
 def signal_subject(level: str) -> str:
-    """Subject of a user signal at ``level`` (one of ``SIGNAL_LEVELS``)."""
+    """Subject a user signal at ``level`` (one of ``SIGNAL_LEVELS``) reaches subscribers on."""
     return f"user.signal.{level}"
+
+
+def signal_intake_subject(level: str) -> str:
+    """Subject a user signal at ``level`` is published to (stored as ``signal_subject(level)``)."""
+    return f"semspec.signal.{level}"

@@ -10,6 +10,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from semspec.core.config.models import RiskConfig
+from semspec.processors.risk_monitor.rules import apply_event, related_tasks
+from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.vocabulary.events import MonitorEvent, monitor_event
 
 _ids = itertools.count()
@@ -84,3 +87,20 @@ def loop_event(
         iteration=iteration,
         at="2026-01-01T00:00:00Z",
     )
+
+
+def one_monitor(
+    events: list[MonitorEvent], risk: RiskConfig
+) -> tuple[set[str], dict[str, TaskState]]:
+    """The ids of the signals one monitor publishes for ``events`` in this order, and the task
+    states it leaves: the rules themselves, run over the events one by one."""
+    states: dict[str, TaskState] = {}
+    index = FileIndex()
+    ids: set[str] = set()
+    for ev in events:
+        related = related_tasks(ev, index)
+        step = apply_event(ev, {t: states[t] for t in related if t in states}, index, risk)
+        states.update(step.states)
+        index = step.index
+        ids.update(e.signal.signal_id for e in step.emissions if e.published)
+    return ids, states

@@ -15,7 +15,7 @@ from typing import Any
 import nats
 
 from semspec.processors.risk_monitor.streams import CONSUMER
-from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS
+from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_STREAM, SIGNAL_SUBJECTS
 
 
 def wait_until_monitor_idle(nats_url: str, timeout_s: float = 30.0) -> None:
@@ -41,6 +41,12 @@ def signals_for(nats_url: str, task_id: str) -> list[dict[str, Any]]:
     return messages_for(nats_url, SIGNAL_SUBJECTS, task_id)
 
 
+def stream_of(subject: str) -> str:
+    """The stream storing ``subject``: JetStream finds a stream by the subjects it takes, and the
+    signal stream takes ``semspec.signal.>`` but stores (and republishes) ``user.signal.>``."""
+    return SIGNAL_STREAM if subject.startswith("user.signal.") else MONITOR_STREAM
+
+
 def messages_for(nats_url: str, subject: str, task_id: str) -> list[dict[str, Any]]:
     """Every message on the stream ``subject`` (e.g. ``agent.monitor.review``) for ``task_id``,
     oldest first."""
@@ -48,7 +54,8 @@ def messages_for(nats_url: str, subject: str, task_id: str) -> list[dict[str, An
     async def collect() -> list[dict[str, Any]]:
         nc = await nats.connect(nats_url, connect_timeout=2)
         try:
-            sub = await nc.jetstream().subscribe(subject, ordered_consumer=True)
+            js = nc.jetstream()
+            sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
             found: list[dict[str, Any]] = []
             while True:
                 try:

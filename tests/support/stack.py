@@ -30,6 +30,7 @@ from semspec.core.run_folder import ServiceRecord, cmdline_of, is_ours, load_rec
 from semspec.services import process
 from semspec.services.nats_auth import AUTH_FILE, NatsAuth, read_auth
 from semspec.services.specs import TemporalSpec
+from semspec.vocabulary.subjects import SIGNAL_STREAM
 from tests.support.repos import make_repo
 
 SAMPLE_FILES = {
@@ -300,7 +301,9 @@ def count_signals(nats_url: str, task_id: str, level: str = "escalate") -> int:
         nc = await nats.connect(nats_url, connect_timeout=2)
         try:
             js = nc.jetstream()
-            sub = await js.subscribe(f"user.signal.{level}", ordered_consumer=True)
+            sub = await js.subscribe(
+                f"user.signal.{level}", stream=SIGNAL_STREAM, ordered_consumer=True
+            )
             found = 0
             while True:
                 try:

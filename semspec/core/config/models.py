@@ -145,6 +145,14 @@ class RiskLimits(_Section):
     written for ``max_age_s`` expires."""
 
 
+class LeaderConfig(_Section):
+    lease_ttl_s: float = Field(default=10.0, ge=1)
+    """Seconds the active monitor's lease lasts unless renewed (every third of it); a standby
+    takes over this long (plus ``poll_s``) after the active monitor died (ADR 0005)."""
+    poll_s: float = Field(default=1.0, gt=0)
+    """Seconds between a standby monitor's attempts to take the lease."""
+
+
 class RiskConfig(_Section):
     retry_count: RiskRule = Field(default_factory=lambda: _rule(3, "escalate"))
     """Retries above ``threshold``, plus any a human granted with ``extend_budget``, escalate."""
@@ -165,8 +173,9 @@ class RiskConfig(_Section):
     """Most events the monitor evaluates and stores together before acknowledging them."""
     max_ack_pending: int = Field(default=1_000, ge=1)
     """Most events the monitor's consumer holds unacknowledged at once."""
-    ack_wait_s: float = Field(default=30.0, gt=0)
-    """Seconds before an unacknowledged event is delivered again (e.g. after a crash)."""
+    ack_wait_s: float = Field(default=10.0, gt=0)
+    """Seconds before an unacknowledged event is delivered again (e.g. after a crash): events a
+    killed monitor held wait this long for the monitor taking over."""
     signal_dedupe_window_s: float = Field(default=3_600.0, gt=0)
     """Seconds JetStream remembers signal ids, so a re-published signal is dropped."""
     protected_paths: RiskRule = Field(default_factory=lambda: _rule(0, "halt"))
@@ -182,6 +191,8 @@ class RiskConfig(_Section):
     back)."""
     limits: RiskLimits = Field(default_factory=RiskLimits)
     """Age and size bounds of the monitor's streams and KV bucket."""
+    leader: LeaderConfig = Field(default_factory=LeaderConfig)
+    """How several monitors of one stack elect the one that consumes (ADR 0005)."""
 
     @model_validator(mode="after")
     def _dedupe_window_fits(self) -> RiskConfig:

@@ -16,8 +16,12 @@ Order of the steps for each batch, and why a crash anywhere loses nothing and re
    (within ``signal_dedupe_window_s``) and the workflow drops a repeated ``signal_id``.
 5. The events are acked. Crash before: they come back, are recognised as seen, change nothing.
 
-One monitor consumes the stream at a time; a second one loses the revision race, reloads and
-lets its batch be redelivered.
+Any number of monitors may run on one stack; one of them is active (ADR 0005). It holds a lease
+(``lease``), renewed in the background, and checks it before each commit step (state, index,
+publish, ack): without a valid lease it hands the batch back un-acked and steps down. The others
+stand by, only trying to take the lease; the one that takes it runs the start-up recovery first
+(outboxes, file index), so it continues exactly where the previous one stopped. A stalled monitor
+that writes after its lease ran out loses the revision race, reloads and steps down.
 
 A batch that fails is retried one event at a time, so one poison event cannot hold the others
 back; an event that fails on its ``risk.max_deliver``-th delivery goes to the dead letters with
@@ -42,6 +46,7 @@ from pydantic import ValidationError
 from semspec.core.config.models import RiskConfig
 from semspec.core.logging import get_logger
 from semspec.processors.risk_monitor.deadletter import dead_letter, parse_event
+from semspec.processors.risk_monitor.lease import Lease, new_holder
 from semspec.processors.risk_monitor.puller import PullFeed
 from semspec.processors.risk_monitor.rules import (
     MAX_FILE_HOLDERS,
@@ -57,10 +62,11 @@ from semspec.processors.risk_monitor.streams import (
     STATE_BUCKET,
     ensure_bucket,
     ensure_consumer,
+    ensure_lease_bucket,
     ensure_streams,
 )
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
-from semspec.vocabulary.subjects import MONITOR_STREAM, signal_subject
+from semspec.vocabulary.subjects import MONITOR_STREAM, signal_intake_subject
 
 
 def log() -> Any:
@@ -72,6 +78,10 @@ MAX_TASK_ID_CHARS = 256
 """Longer task ids are refused: ids are stored in every file the task touched."""
 _PARALLEL_QUESTIONS = 32
 _LIVENESS_TIMEOUT_S = 5.0
+
+
+class LeaseLost(Exception):
+    """This monitor is no longer the active one: its batch goes back un-acked."""
 
 
 class WorkflowLiveness(Protocol):
@@ -105,6 +115,10 @@ class MonitorStats:
     failed_batches: int = 0
     retired: int = 0
     """Tasks taken out of the active set because their workflow closed or they went idle."""
+    takeovers: int = 0
+    """Times this monitor took the lease and became the active one."""
+    step_downs: int = 0
+    """Times it lost the lease while running and went back to standing by."""
 
 
 class RiskMonitor:
@@ -119,6 +133,8 @@ class RiskMonitor:
         liveness: WorkflowLiveness | None = None,
         consumer: str = CONSUMER,
         bucket: str = STATE_BUCKET,
+        identity: str = "",
+        replicas: int = 1,
     ) -> None:
         self._nc = nc
         self._js = nc.jetstream()
@@ -126,7 +142,11 @@ class RiskMonitor:
         self._sink = sink
         self._consumer = consumer
         self._bucket = bucket
-        self._feed = PullFeed(nc, MONITOR_STREAM, consumer, risk.batch_size)
+        self._replicas = replicas  # of every stream, bucket and consumer it creates
+        self._holder = new_holder(identity)
+        self._feed: PullFeed | None = None
+        self._lease: Lease | None = None
+        self._renewer: asyncio.Task[None] | None = None
         self._store: StateStore | None = None
         self._cache: dict[str, TaskState] = {}
         self._index = FileIndex()
@@ -135,27 +155,107 @@ class RiskMonitor:
         self.stats = MonitorStats()
 
     async def start(self) -> None:
-        """Create what is missing, finish what a crashed run left half done, start pulling."""
-        await ensure_streams(self._js, self._risk)
-        kv = await ensure_bucket(self._js, self._bucket, self._risk)
+        """Create what is missing; take the lease if it is free, then finish what a crashed run
+        left half done and start pulling (else stand by: ``run`` keeps trying)."""
+        await ensure_streams(self._js, self._risk, replicas=self._replicas)
+        kv = await ensure_bucket(self._js, self._bucket, self._risk, self._replicas)
         self._store = StateStore(kv)
-        await ensure_consumer(self._js, self._risk, self._consumer)
-        await self._recover()
-        await self._feed.start()
+        await ensure_consumer(self._js, self._risk, self._consumer, self._replicas)
+        leases = await ensure_lease_bucket(self._js, self._risk.leader.lease_ttl_s, self._replicas)
+        self._lease = Lease(leases, self._holder, self._risk.leader.lease_ttl_s)
+        if not await self._take_over():
+            log().info("standing by", identity=self._holder.identity)
+
+    @property
+    def active(self) -> bool:
+        """True while this monitor holds the lease and consumes."""
+        return self._feed is not None
 
     async def run(self, stop: asyncio.Event, idle_wait: float = 0.5) -> None:
-        """Process batches until ``stop`` is set; the batch in hand is always finished."""
+        """Process batches while active, else try to take over, until ``stop`` is set; the
+        batch in hand is always finished, and the lease is given up on the way out."""
         self._next_reconcile = time.monotonic() + self._risk.reconcile_interval_s
-        while not stop.is_set():
-            msgs = await self._feed.next_batch(idle_wait)
+        try:
+            while not stop.is_set():
+                if self._feed is None:
+                    if not await self._take_over():
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(stop.wait(), self._risk.leader.poll_s)
+                    continue
+                try:
+                    await self._serve(self._feed, idle_wait)
+                except LeaseLost:
+                    await self._step_down()
+        finally:
+            if self._renewer is not None:
+                self._renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._renewer
+                self._renewer = None
+            await self._step_down(stopping=True)
+
+    async def _serve(self, feed: PullFeed, idle_wait: float) -> None:
+        """One round of the active monitor: a batch (if any), then reconcile when due."""
+        self._fence()  # a lost lease stops the pulling too, not only the writes
+        msgs = await feed.next_batch(idle_wait)
+        try:
             if msgs:
                 await self.process(msgs)
-            if time.monotonic() >= self._next_reconcile:
-                await self._guarded(self.reconcile)
-                self._next_reconcile = time.monotonic() + self._risk.reconcile_interval_s
-        for msg in await self._feed.stop():
-            with contextlib.suppress(Exception):  # else it returns after ack_wait anyway
-                await msg.nak()  # handed back at once rather than after ack_wait
+        except LeaseLost:
+            await _hand_back(m for m in msgs if not m.is_acked)
+            raise
+        if time.monotonic() >= self._next_reconcile:
+            await self._guarded(self.reconcile)
+            self._next_reconcile = time.monotonic() + self._risk.reconcile_interval_s
+
+    async def _take_over(self) -> bool:
+        """Take the lease if it is free; then recover as at start and start pulling."""
+        if not await self.lease.acquire():
+            return False
+        if self._renewer is None:
+            self._renewer = asyncio.create_task(self._renew())
+        self._cache.clear()
+        self.store.forget()
+        try:
+            await self._recover()
+            feed = PullFeed(self._nc, MONITOR_STREAM, self._consumer, self._risk.batch_size)
+            await feed.start()
+        except Exception as exc:  # e.g. NATS is away: stand by and try again
+            log().warning("taking over failed; standing by", error=str(exc))
+            await self.lease.release()
+            return False
+        self._feed = feed
+        self.stats.takeovers += 1
+        log().info("active: consuming loop events", identity=self._holder.identity)
+        return True
+
+    async def _step_down(self, *, stopping: bool = False) -> None:
+        """Stop pulling, hand back what was pulled but not handled, give up the lease."""
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            await _hand_back(await feed.stop())
+            if not stopping:
+                self.stats.step_downs += 1
+                log().warning("lease lost: standing by", identity=self._holder.identity)
+        self._cache.clear()
+        self._index = FileIndex()
+        if self._store is not None:
+            self.store.forget()
+        if self._lease is not None:
+            await self.lease.release()
+
+    async def _renew(self) -> None:
+        """Keep the lease while held (every third of its TTL), in the background from the first
+        takeover until ``run`` ends; also while a takeover recovers, which may take longer."""
+        while True:
+            await asyncio.sleep(self.lease.renew_every_s)
+            if self.lease.held:
+                await self.lease.renew()
+
+    def _fence(self) -> None:
+        """Raise ``LeaseLost`` unless this monitor may still write (checked before each step)."""
+        if not self.lease.valid():
+            raise LeaseLost(self._holder.identity)
 
     async def process(self, msgs: list[Msg]) -> None:
         """Handle one batch; on a failure reload state and retry its events one at a time.
@@ -167,6 +267,8 @@ class RiskMonitor:
         try:
             await self._process(msgs)
             return
+        except LeaseLost:
+            raise
         except Exception as exc:
             self.stats.failed_batches += 1
             log().warning("batch failed; retrying its events one by one", size=len(msgs))
@@ -179,6 +281,8 @@ class RiskMonitor:
                 continue
             try:
                 await self._process([msg])
+            except LeaseLost:
+                raise
             except Exception as exc:
                 await self._reload()
                 await self._failed(msg, exc)
@@ -207,6 +311,7 @@ class RiskMonitor:
             return []
         index = self._index.remove(*retired)
         states = [replace(self._cache[t], active=False) for t in retired]
+        self._fence()
         await asyncio.gather(*(self.store.save_task(s) for s in states))
         await self.store.save_index(self._index, index)
         self._index = index
@@ -236,10 +341,13 @@ class RiskMonitor:
         """Forget cached state and read it again from KV (after a failed batch)."""
         self._cache.clear()
         self.store.forget()
-        while True:  # e.g. NATS is reconnecting: keep trying rather than crash
+        while True:  # e.g. NATS is reconnecting: keep trying while the lease lasts
+            self._fence()
             try:
                 await self._recover()
                 return
+            except LeaseLost:
+                raise
             except Exception as exc:
                 log().warning("recovery failed; retrying", error=str(exc))
                 await asyncio.sleep(1.0)
@@ -265,6 +373,13 @@ class RiskMonitor:
         if self._store is None:
             raise RuntimeError("RiskMonitor.start() was not awaited")
         return self._store
+
+    @property
+    def lease(self) -> Lease:
+        """The lease this monitor holds or waits for (available once ``start`` has run)."""
+        if self._lease is None:
+            raise RuntimeError("RiskMonitor.start() was not awaited")
+        return self._lease
 
     async def _dead_letter(self, msg: Msg, error: str) -> None:
         log().warning("event to dead letters", subject=msg.subject, error=error)
@@ -313,13 +428,16 @@ class RiskMonitor:
             self._log(event, step.emissions)
 
         # States first: a state that cannot be stored fails the batch before the index moves.
+        self._fence()
         await asyncio.gather(*(self.store.save_task(s) for s in changed.values()))
+        self._fence()
         await self.store.save_index(self._index, index)
         self._index = index
         await self._flush(s for s in changed.values() if s.outbox)
         for state in changed.values():
             if not state.active:
                 self._cache.pop(state.task_id, None)  # finished: read from KV if it ever returns
+        self._fence()
         for msg in used:
             await msg.ack()
         self.stats.acked += len(used)
@@ -352,6 +470,8 @@ class RiskMonitor:
     async def _flush(self, states: Iterable[TaskState]) -> list[TaskState]:
         """Publish each outbox, hand actions to the bridge, then store the emptied outbox."""
         pending = list(states)
+        if pending:
+            self._fence()
         # Tasks in parallel; within a task in order, so its levels reach the stream in order.
         await asyncio.gather(*(self._publish_outbox(s) for s in pending))
         emptied = [replace(s, outbox=[]) for s in pending]
@@ -373,7 +493,9 @@ class RiskMonitor:
             return
         signal_id = signal.signal_id
         ack = await self._js.publish(
-            signal_subject(signal.level), signal.to_json(), headers={"Nats-Msg-Id": signal_id}
+            signal_intake_subject(signal.level),
+            signal.to_json(),
+            headers={"Nats-Msg-Id": signal_id},
         )
         if ack.duplicate:
             self.stats.signals_deduped += 1
@@ -395,6 +517,7 @@ class RiskMonitor:
                 self._cache[state.task_id] = state
                 index = index.add(state.task_id, index_keys(state.repo, state.touched))
         # Every active task's touched files, from the states (the source of truth).
+        self._fence()
         await self.store.save_index(stored, index)
         self._index = index
         if states:
@@ -419,3 +542,10 @@ def _stored_at(msg: Msg) -> float:
         return msg.metadata.timestamp.timestamp()
     except Exception:
         return time.time()
+
+
+async def _hand_back(msgs: Iterable[Msg]) -> None:
+    """Nak ``msgs`` so they are delivered again at once rather than after ``ack_wait``."""
+    for msg in msgs:
+        with contextlib.suppress(Exception):  # else it returns after ack_wait anyway
+            await msg.nak()

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import (
     APIError,
     KeyDeletedError,
@@ -34,6 +35,7 @@ _FILE_PREFIX = "file."
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_=-]{1,200}")
 _PARALLEL_WRITES = 64
 _WRONG_LAST_SEQUENCE = 10071  # JetStream's error code for a failed expected-last check
+_SCAN_WAIT_S = 10.0
 
 
 def log() -> Any:
@@ -105,11 +107,25 @@ class StateStore:
         self._revisions.clear()
         snapshot = Snapshot()
         files: dict[str, list[str]] = {}
+        held = (await self._kv.status()).values
         watcher = await self._kv.watchall()
+        seen = 0
         try:
-            async for entry in watcher:
-                if entry is None:  # the end of what is stored now
-                    break
+            while True:
+                try:
+                    entry = await watcher.updates(timeout=_SCAN_WAIT_S)  # type: ignore[no-untyped-call]
+                except NatsTimeoutError as exc:
+                    raise ServiceError(
+                        f"reading the monitor state stopped after {seen} of {held} keys",
+                        service="nats",
+                    ) from exc
+                if entry is None:  # the end of what is stored now...
+                    if seen or not held:
+                        break
+                    # ...unless it came before the first key: nats-py marks the end early when
+                    # the keys reach it while it asks the server how many are pending.
+                    continue
+                seen += 1
                 self._revisions[entry.key] = entry.revision or 0
                 if entry.operation in (KV_DEL, KV_PURGE) or entry.value is None:
                     continue

@@ -14,8 +14,10 @@ from nats.js.api import (
     ConsumerConfig,
     DeliverPolicy,
     DiscardPolicy,
+    RePublish,
     StorageType,
     StreamConfig,
+    SubjectTransform,
 )
 from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
@@ -26,16 +28,18 @@ from semspec.vocabulary.subjects import (
     DEAD_LETTER_SUBJECT,
     MONITOR_STREAM,
     MONITOR_SUBJECTS,
+    SIGNAL_INTAKE_SUBJECTS,
     SIGNAL_STREAM,
     SIGNAL_SUBJECTS,
 )
 
 STATE_BUCKET = "SEMSPEC_RISK"
+LEASE_BUCKET = "SEMSPEC_MONITOR_LEASE"
 CONSUMER = "risk-monitor"
 
 
 def _bounded(
-    name: str, subject: str, limits: StreamLimits, duplicate_window: float = 0
+    name: str, subject: str, limits: StreamLimits, duplicate_window: float = 0, replicas: int = 1
 ) -> StreamConfig:
     return StreamConfig(
         name=name,
@@ -45,22 +49,34 @@ def _bounded(
         max_bytes=limits.max_bytes,
         max_msg_size=limits.max_msg_size,
         duplicate_window=duplicate_window,
+        num_replicas=replicas,
     )
 
 
-async def ensure_streams(js: JetStreamContext, risk: RiskConfig, *, update: bool = True) -> None:
-    """Make sure the monitor, signal and dead-letter streams exist with ``risk.limits``.
+async def ensure_streams(
+    js: JetStreamContext, risk: RiskConfig, *, update: bool = True, replicas: int = 1
+) -> None:
+    """Make sure the monitor, signal and dead-letter streams exist with ``risk.limits`` and
+    ``replicas`` (``services.nats.replicas``).
 
     With ``update`` false, existing streams are left as they are (the task loop's publisher:
-    the monitor, which reads the same config, applies the limits when it starts).
+    the monitor and ``semspec up``, which read the same config, apply it to them).
     """
     limits = risk.limits
-    await _ensure_stream(js, _bounded(MONITOR_STREAM, MONITOR_SUBJECTS, limits.events), update)
+    events = _bounded(MONITOR_STREAM, MONITOR_SUBJECTS, limits.events, replicas=replicas)
+    await _ensure_stream(js, events, update)
     # A long duplicate window: a signal re-published after a crash must still be recognised.
     window = risk.signal_dedupe_window_s
-    signals = _bounded(SIGNAL_STREAM, SIGNAL_SUBJECTS, limits.signals, duplicate_window=window)
+    signals = _bounded(
+        SIGNAL_STREAM, SIGNAL_INTAKE_SUBJECTS, limits.signals, window, replicas
+    ).evolve(
+        # Stored as user.signal.<level> (what readers of the stream filter on) and republished
+        # there once stored: a signal the dedupe drops never reaches a plain subscriber.
+        subject_transform=SubjectTransform(src=SIGNAL_INTAKE_SUBJECTS, dest=SIGNAL_SUBJECTS),
+        republish=RePublish(src=SIGNAL_SUBJECTS, dest=SIGNAL_SUBJECTS),
+    )
     await _ensure_stream(js, signals, update)
-    dead = _bounded(DEAD_LETTER_STREAM, DEAD_LETTER_SUBJECT, limits.dead_letters)
+    dead = _bounded(DEAD_LETTER_STREAM, DEAD_LETTER_SUBJECT, limits.dead_letters, 0, replicas)
     await _ensure_stream(js, dead, update)
 
 
@@ -75,17 +91,33 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig, update: boo
         except BadRequestError:
             # Someone else (the workflow's publisher) created it meanwhile with its own settings.
             info = await js.stream_info(config.name)
+    if _routed(info.config) != _routed(config):
+        # A stream made by an older semspec took signals on user.signal.> itself: without this
+        # update (whatever ``update`` says) publishes to the intake subject would find no stream.
+        info.config = info.config.evolve(
+            subjects=config.subjects,
+            subject_transform=config.subject_transform,
+            republish=config.republish,
+        )
+        await js.update_stream(info.config)
     if update:
         await _apply_limits(js, info.config, config)
 
 
+def _routed(config: StreamConfig) -> tuple[object, ...]:
+    """Where a stream takes messages from and where it stores and republishes them."""
+    return (config.subjects, config.subject_transform, config.republish)
+
+
 async def _apply_limits(js: JetStreamContext, have: StreamConfig, want: StreamConfig) -> None:
-    """Update ``have`` to the bounds of ``want`` when they differ (one stream update)."""
+    """Update ``have`` to the bounds and replica count of ``want`` when they differ (one
+    stream update; a cluster adds or drops the replicas behind it)."""
     changes = {
         "max_age": want.max_age,
         "max_bytes": want.max_bytes,
         "max_msg_size": want.max_msg_size,
         "discard": DiscardPolicy.OLD,
+        "num_replicas": want.num_replicas or 1,
     }
     # Signal dedupe needs the longer window; another creator may have used the 2-minute default.
     if want.duplicate_window and (have.duplicate_window or 0) < want.duplicate_window:
@@ -94,8 +126,11 @@ async def _apply_limits(js: JetStreamContext, have: StreamConfig, want: StreamCo
         await js.update_stream(have.evolve(**changes))
 
 
-async def ensure_consumer(js: JetStreamContext, risk: RiskConfig, name: str = CONSUMER) -> None:
-    """Create or update the durable pull consumer on the monitor stream (explicit acks).
+async def ensure_consumer(
+    js: JetStreamContext, risk: RiskConfig, name: str = CONSUMER, replicas: int = 1
+) -> None:
+    """Create or update the durable pull consumer on the monitor stream (explicit acks), with
+    as many replicas as its stream.
 
     ``max_deliver`` bounds redelivery: the processor dead-letters an event on its last
     delivery, and the server would stop delivering it after that anyway.
@@ -110,14 +145,19 @@ async def ensure_consumer(js: JetStreamContext, risk: RiskConfig, name: str = CO
             ack_wait=risk.ack_wait_s,
             max_ack_pending=risk.max_ack_pending,
             max_deliver=risk.max_deliver,
+            num_replicas=replicas,
         ),
     )
 
 
 async def ensure_bucket(
-    js: JetStreamContext, bucket: str = STATE_BUCKET, risk: RiskConfig | None = None
+    js: JetStreamContext,
+    bucket: str = STATE_BUCKET,
+    risk: RiskConfig | None = None,
+    replicas: int = 1,
 ) -> KeyValue:
-    """The KV bucket of task states and the file index, created on first use, with limits.
+    """The KV bucket of task states and the file index, created on first use, with limits and
+    ``replicas``.
 
     The bucket drops its oldest values when full (rather than refusing new ones, the KV
     default), so a full bucket costs the state of long-finished tasks, not the monitor.
@@ -133,6 +173,7 @@ async def ensure_bucket(
             ttl=limits.max_age_s,
             max_bytes=limits.max_bytes,
             max_value_size=limits.max_msg_size,
+            replicas=replicas,
         )
     stream = f"KV_{bucket}"
     info = await js.stream_info(stream)
@@ -141,6 +182,28 @@ async def ensure_bucket(
         max_age=limits.max_age_s,
         max_bytes=limits.max_bytes,
         max_msg_size=limits.max_msg_size,
+        num_replicas=replicas,
     )
     await _apply_limits(js, info.config, want)
+    return kv
+
+
+async def ensure_lease_bucket(js: JetStreamContext, ttl_s: float, replicas: int = 1) -> KeyValue:
+    """The bucket of the active monitor's lease: one key, gone ``ttl_s`` after its last write
+    (ADR 0005); created on first use, its age bound brought to ``ttl_s`` when it differs."""
+    try:
+        kv = await js.key_value(LEASE_BUCKET)
+    except BucketNotFoundError:
+        try:
+            kv = await js.create_key_value(
+                bucket=LEASE_BUCKET, history=1, ttl=ttl_s, replicas=replicas
+            )
+        except BadRequestError:  # another monitor made it meanwhile, with another ttl
+            kv = await js.key_value(LEASE_BUCKET)
+    info = await js.stream_info(f"KV_{LEASE_BUCKET}")
+    if info.config.max_age != ttl_s or info.config.num_replicas != replicas:
+        # The server refuses a dedupe window longer than the age bound.
+        window = min(info.config.duplicate_window or ttl_s, ttl_s)
+        changed = info.config.evolve(max_age=ttl_s, duplicate_window=window, num_replicas=replicas)
+        await js.update_stream(changed)
     return kv

@@ -31,7 +31,7 @@ from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
-from semspec.vocabulary.subjects import monitor_subject, signal_subject
+from semspec.vocabulary.subjects import monitor_subject, signal_intake_subject
 
 log = get_logger("publisher")
 
@@ -92,7 +92,7 @@ class EventPublisher:
     async def deliver(self, message: MonitorEvent | UserSignal) -> None:
         """Publish a built event or signal under its id; ``ServiceError`` when not acknowledged."""
         if isinstance(message, UserSignal):
-            subject, msg_id = signal_subject(message.level), message.signal_id
+            subject, msg_id = signal_intake_subject(message.level), message.signal_id
         else:
             subject, msg_id = monitor_subject(message.kind), message.event_id
         await self.publish(subject, message.to_json(), msg_id)

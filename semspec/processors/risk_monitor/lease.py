@@ -1,0 +1,169 @@
+"""The active monitor's lease: one KV key that only one monitor of a stack holds (ADR 0005).
+
+Taking it is ``kv.create`` (it succeeds only while the key is absent, deleted or expired);
+holding it is ``kv.update`` naming the last revision, every third of the bucket's age bound
+(``risk.leader.lease_ttl_s``), which drops the key that long after its holder stopped renewing.
+The holder trusts its lease until its last successful renewal was sent plus the TTL minus a
+margin, on its own monotonic clock: the server drops the key no earlier, so no two monitors
+both believe they are active unless one stalls longer than the margin between its check and
+its writes (the state store's revision checks catch that case).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from nats.js import JetStreamContext
+from nats.js.errors import (
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+)
+from nats.js.kv import KeyValue
+
+from semspec.core.logging import get_logger
+from semspec.processors.risk_monitor.streams import LEASE_BUCKET
+
+LEASE_KEY = "active"
+_MARGIN_SHARE = 0.25
+"""Part of the TTL kept back: the time a commit may take after its lease check."""
+
+
+def log() -> Any:
+    """The logger, bound when used: a module-level one would keep the import-time setup."""
+    return get_logger("risk-monitor")
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    """Who holds the lease: the process's identity (as its presence file names it), a token
+    made at start (two monitors of one process differ) and when it took the lease."""
+
+    identity: str
+    token: str
+    since: str = ""
+
+    def to_json(self) -> bytes:
+        """The value stored under the lease key."""
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> LeaseHolder:
+        """Parse a stored value (written by ``to_json``)."""
+        body = json.loads(raw)
+        return cls(str(body["identity"]), str(body["token"]), str(body.get("since", "")))
+
+
+def new_holder(identity: str) -> LeaseHolder:
+    """A holder for this monitor, with a fresh token."""
+    return LeaseHolder(identity, secrets.token_hex(8))
+
+
+class Lease:
+    """The lease as one monitor sees it: taken or not, valid until when."""
+
+    def __init__(self, kv: KeyValue, holder: LeaseHolder, ttl_s: float) -> None:
+        self._kv = kv
+        self.holder = holder
+        self.ttl_s = ttl_s
+        self._revision = 0
+        self._valid_until = 0.0
+        self._value = holder.to_json()
+
+    @property
+    def renew_every_s(self) -> float:
+        """How often the holder renews."""
+        return self.ttl_s / 3
+
+    @property
+    def held(self) -> bool:
+        """True from taking the lease until it is lost or given up (it may have run out)."""
+        return self._revision > 0
+
+    def valid(self) -> bool:
+        """True while this monitor holds the lease with the margin to commit a batch."""
+        return self._revision > 0 and time.monotonic() < self._valid_until
+
+    async def acquire(self) -> bool:
+        """Take the lease if nobody holds it; true when this monitor holds it now."""
+        since = datetime.now(UTC).isoformat(timespec="seconds")
+        value = LeaseHolder(self.holder.identity, self.holder.token, since).to_json()
+        sent = time.monotonic()
+        try:
+            revision = await self._kv.create(LEASE_KEY, value)
+        except (KeyWrongLastSequenceError, KeyNotFoundError):
+            return False  # held by another (or it expired between two reads: next poll)
+        except Exception as exc:
+            log().warning("taking the monitor lease failed", error=str(exc))
+            return False
+        self._value = value
+        self._held(revision, sent)
+        return True
+
+    async def renew(self) -> bool:
+        """Extend the lease; false once it is lost (another monitor holds it, or it ran out)."""
+        if self._revision == 0:
+            return False
+        sent = time.monotonic()
+        try:
+            revision = await self._kv.update(LEASE_KEY, self._value, last=self._revision)
+        except KeyWrongLastSequenceError:
+            if not await self._still_ours():
+                log().warning("monitor lease lost to another monitor")
+                self._lost()
+                return False
+            return await self.renew()  # an earlier renewal landed after its answer timed out
+        except Exception as exc:
+            log().warning("renewing the monitor lease failed", error=str(exc))
+            return self.valid()
+        self._held(revision, sent)
+        return True
+
+    async def release(self) -> None:
+        """Give the lease up at once (when stopping), so a standby need not wait for the TTL."""
+        revision, self._revision = self._revision, 0
+        self._valid_until = 0.0
+        if revision:
+            with contextlib.suppress(Exception):  # else it expires after the TTL anyway
+                await self._kv.delete(LEASE_KEY, last=revision)
+
+    async def _still_ours(self) -> bool:
+        """Whether the key still holds this monitor's value (then its revision is adopted)."""
+        try:
+            entry = await self._kv.get(LEASE_KEY)
+        except Exception:
+            return False
+        if entry.value != self._value or not entry.revision:
+            return False
+        self._revision = entry.revision  # validity stays that of the last known renewal
+        return True
+
+    def _held(self, revision: int, sent: float) -> None:
+        self._revision = revision
+        self._valid_until = sent + self.ttl_s * (1 - _MARGIN_SHARE)
+
+    def _lost(self) -> None:
+        self._revision = 0
+        self._valid_until = 0.0
+
+
+async def active_holder(js: JetStreamContext) -> LeaseHolder | None:
+    """The monitor holding the lease now, or None (no monitor is active, or none ever ran)."""
+    try:
+        kv = await js.key_value(LEASE_BUCKET)
+        entry = await kv.get(LEASE_KEY)
+    except (BucketNotFoundError, KeyNotFoundError, KeyDeletedError):
+        return None
+    if entry.value is None:
+        return None
+    try:
+        return LeaseHolder.from_json(entry.value)
+    except (ValueError, KeyError, TypeError):
+        return None
