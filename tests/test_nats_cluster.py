@@ -1,22 +1,44 @@
 """The 3-node NATS cluster fixture: it forms, holds a stream with 3 replicas, stays writable with
-one node killed, and takes the node back when it restarts."""
+one node killed, and takes the node back when it restarts. On it, ``services.nats.replicas``
+reaches every stream, bucket and consumer semspec makes, and ``status`` shows their health."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import nats
 import pytest
+import yaml
 from nats.errors import NoRespondersError, TimeoutError
 from nats.js.api import StreamConfig
 from nats.js.client import JetStreamContext
-from nats.js.errors import APIError, NoStreamResponseError
+from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
+from semspec.core.config import load_config
+from semspec.core.config.models import RiskConfig, SemspecConfig
+from semspec.processors.risk_monitor.streams import CONSUMER, STATE_BUCKET, ensure_streams
+from semspec.services.jetstream import prepare_jetstream
+from semspec.services.specs import NatsSpec
+from semspec.services.supervisor import Supervisor
+from semspec.vocabulary.subjects import (
+    DEAD_LETTER_STREAM,
+    MONITOR_STREAM,
+    MONITOR_SUBJECTS,
+    SIGNAL_STREAM,
+)
+from semspec.workflow.task.publisher import EventPublisher
 from tests.support.nats_cluster import NatsCluster
+from tests.support.repos import make_repo
+from tests.support.servers import NatsServer
 
 pytestmark = pytest.mark.cluster
 
@@ -43,6 +65,20 @@ async def _replicas_current(js: JetStreamContext, stream: str, bound_s: float) -
             return True
         await asyncio.sleep(0.2)
     return False
+
+
+async def _consumer_followers(
+    js: JetStreamContext, stream: str, consumer: str, bound_s: float
+) -> int:
+    """How many followers the consumer has once it has as many as its stream (bounded)."""
+    want = (await js.stream_info(stream)).config.num_replicas or 1
+    deadline = time.monotonic() + bound_s
+    while True:
+        info = await js.consumer_info(stream, consumer)
+        found = len(info.cluster.replicas or []) if info.cluster else 0
+        if found == want - 1 or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.2)
 
 
 def test_the_cluster_forms_with_one_jetstream_meta_leader(nats_cluster: NatsCluster) -> None:
@@ -85,5 +121,119 @@ async def test_a_replicated_stream_stays_writable_with_its_leader_killed_and_tak
         assert await _replicas_current(js, name, 20)
         assert await _publish_within(js, f"{name}.c", b"3", 5) == 3
         await js.delete_stream(name)
+    finally:
+        await nc.close()
+
+
+def _cluster_repo(path: Path, cluster: NatsCluster, replicas: int) -> Path:
+    """A repository whose config points at the cluster with its credentials."""
+    make_repo(path, {"README.md": "# sample\n"})
+    nats = {
+        "url": cluster.urls,
+        "user": cluster.user,
+        "password": cluster.password,
+        "replicas": replicas,
+    }
+    # Temporal is named (and not there): these tests need NATS only.
+    services = {"nats": nats, "temporal": {"address": "127.0.0.1:9"}}
+    (path / ".semspec").mkdir()
+    config = {"project": {"name": "sample"}, "services": services}
+    (path / ".semspec" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+async def _clean(js: JetStreamContext) -> None:
+    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(stream)
+
+
+async def test_up_brings_every_stream_bucket_and_consumer_to_the_configured_replicas(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=3)
+    config = load_config(repo, environ={})
+    nc = await nats.connect(**nats_cluster.options())
+    try:
+        js = nc.jetstream(timeout=10)
+        await _clean(js)
+        # Made earlier with one replica, as a worker's publisher or an older semspec would.
+        await ensure_streams(js, RiskConfig(), replicas=1)
+        assert (await js.stream_info(MONITOR_STREAM)).config.num_replicas == 1
+
+        await asyncio.to_thread(Supervisor(config, repo, specs=[NatsSpec()]).up)
+
+        for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+            assert (await js.stream_info(stream)).config.num_replicas == 3, stream
+        assert await _replicas_current(js, MONITOR_STREAM, 15)
+        assert await _consumer_followers(js, MONITOR_STREAM, CONSUMER, 15) == 2
+    finally:
+        await nc.close()
+
+
+async def test_the_publisher_creates_missing_streams_with_the_replicas_on_a_comma_list(
+    nats_cluster: NatsCluster,
+) -> None:
+    nc = await nats.connect(**nats_cluster.options())
+    publisher = EventPublisher(
+        ",".join(nats_cluster.urls),
+        {"user": nats_cluster.user, "password": nats_cluster.password},
+        replicas=3,
+    )
+    try:
+        js = nc.jetstream(timeout=10)
+        await _clean(js)
+        await publisher.publish(f"{MONITOR_SUBJECTS[:-1]}files", b"{}", uuid.uuid4().hex)
+        for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM):
+            assert (await js.stream_info(stream)).config.num_replicas == 3, stream
+    finally:
+        await publisher.close()
+        await nc.close()
+
+
+async def test_status_shows_each_streams_replicas_leader_and_the_nodes_seen(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=3)
+    await prepare_jetstream(load_config(repo, environ={}), repo)
+    argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "status"]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")}
+    env |= {"SEMSPEC_LOG_FORMAT": "json", "COLUMNS": "200"}
+    done = await asyncio.to_thread(
+        subprocess.run, [*argv, "--json"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 1, done.stderr  # temporal is not there
+    health = json.loads(done.stdout)[0]["jetstream"]
+    names = {node.name for node in nats_cluster.nodes}
+    assert health["cluster"] == nats_cluster.name
+    assert set(health["nodes"]) == names
+    assert health["replicas"] == 3
+    streams = {s["name"]: s for s in health["streams"]}
+    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+        assert streams[stream]["replicas"] == 3
+        assert streams[stream]["leader"] in names
+        followers = {f["node"] for f in streams[stream]["followers"]}
+        assert followers == names - {streams[stream]["leader"]}
+
+    text = await asyncio.to_thread(
+        subprocess.run, argv, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert f"JetStream on cluster {nats_cluster.name}" in text.stdout
+    assert "nodes seen: n0, n1, n2; replicas configured: 3" in text.stdout
+    row = next(line for line in text.stdout.splitlines() if MONITOR_STREAM in line)
+    assert streams[MONITOR_STREAM]["leader"] in row and " 3 " in row
+
+
+async def test_on_a_single_server_streams_have_one_replica_by_default(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    make_repo(tmp_path / "repo", {"README.md": "# sample\n"})
+    config = SemspecConfig.model_validate({"services": {"nats": {"url": nats_server.url}}})
+    await prepare_jetstream(config, tmp_path / "repo")
+    nc = await nats.connect(nats_server.url)
+    try:
+        js = nc.jetstream()
+        for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+            assert (await js.stream_info(stream)).config.num_replicas == 1, stream
     finally:
         await nc.close()

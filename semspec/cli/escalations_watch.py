@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from semspec.core.errors import ServiceError
-from semspec.services.monitor_runner import connect_nats
+from semspec.core.nats_connect import connect_nats
 from semspec.vocabulary.events import UserSignal, validation_summary
 from semspec.vocabulary.subjects import SIGNAL_STREAM, SIGNAL_SUBJECTS
 

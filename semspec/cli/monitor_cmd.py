@@ -100,10 +100,10 @@ def watch(
 async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:
     from nats.js.errors import BucketNotFoundError
 
+    from semspec.core.nats_connect import connect_nats
     from semspec.processors.risk_monitor.store import StateStore
     from semspec.processors.risk_monitor.streams import STATE_BUCKET
     from semspec.services.connect import nats_options, resolve_endpoints
-    from semspec.services.monitor_runner import connect_nats
 
     endpoints = resolve_endpoints(config, repo)
     nc = await connect_nats(endpoints.nats_url, nats_options(config, repo), "semspec-cli")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -15,10 +15,21 @@ if TYPE_CHECKING:
     from semspec.services.supervisor import ServiceStatus
 
 
-def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> None:
+def _show(
+    ctx: typer.Context,
+    statuses: list[ServiceStatus],
+    as_json: bool,
+    jetstream: dict[str, Any] | None = None,
+) -> None:
+    """The services as a table (or JSON); ``jetstream`` goes with the nats row in JSON, and
+    in its own table after the services in text."""
     cli = cli_context(ctx)
     if as_json:
-        print_json(cli.console, [asdict(s) for s in statuses])
+        found = [asdict(s) for s in statuses]
+        for row in found:
+            if row["name"] == "nats" and jetstream is not None:
+                row["jetstream"] = jetstream
+        print_json(cli.console, found)
         return
     rows = [(s.name, s.state, s.address, s.version, s.pid or "", s.identity) for s in statuses]
     columns = ["service", "state", "address", "version", "pid", "identity"]
@@ -42,6 +53,8 @@ def _show(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> N
             f"started outside `semspec up` (`semspec down` leaves them running): {names}",
             markup=False,
         )
+    if jetstream is not None:
+        _show_jetstream(ctx, jetstream)
 
 
 def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:
@@ -60,7 +73,12 @@ def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:
     )
 
 
-def _show_fenced(ctx: typer.Context, statuses: list[ServiceStatus], as_json: bool) -> None:
+def _show_fenced(
+    ctx: typer.Context,
+    statuses: list[ServiceStatus],
+    as_json: bool,
+    jetstream: dict[str, Any] | None = None,
+) -> None:
     """The services, with the sandbox gates get on the worker's row and in one line after."""
     cli = cli_context(ctx)
     sandbox, note = _sandbox(cli.config.gates.sandbox)
@@ -68,9 +86,67 @@ def _show_fenced(ctx: typer.Context, statuses: list[ServiceStatus], as_json: boo
         replace(s, extra={**(s.extra or {}), **sandbox}) if s.name == "worker" else s
         for s in statuses
     ]
-    _show(ctx, shown, as_json)
+    _show(ctx, shown, as_json, jetstream)
     if not as_json:
         cli.console.print(note, markup=False, soft_wrap=True)
+
+
+def _jetstream(ctx: typer.Context) -> dict[str, Any]:
+    """The replicas and health of the stack's JetStream as ``status --json`` shows them, or
+    ``{"error": ...}`` when NATS does not answer."""
+    import asyncio
+
+    from semspec.core.errors import SemspecError
+    from semspec.services.jetstream import jetstream_health
+
+    cli = cli_context(ctx)
+    try:
+        health = asyncio.run(jetstream_health(cli.config, cli.repo))
+    except SemspecError as exc:
+        return {"error": exc.message}
+    found: dict[str, Any] = asdict(health)
+    found["healthy"] = health.healthy
+    found["problems"] = health.problems()
+    return found
+
+
+def _show_jetstream(ctx: typer.Context, health: dict[str, Any]) -> None:
+    """JetStream's replicas and health as text: one row per stream, then what is wrong."""
+    console = cli_context(ctx).console
+    if "error" in health:
+        console.print(f"JetStream: unknown: {health['error']}", markup=False, soft_wrap=True)
+        return
+    nodes = ", ".join(health["nodes"]) or "none"
+    where = f"cluster {health['cluster']}" if health["cluster"] else "a single server"
+    console.print(
+        f"JetStream on {where} (connected to {health['connected_url']}); nodes seen: {nodes};"
+        f" replicas configured: {health['replicas']}",
+        markup=False,
+        soft_wrap=True,
+    )
+    rows = []
+    for stream in health["streams"]:
+        followers = stream["followers"]
+        current = [f["node"] for f in followers if f["current"] and not f["offline"]]
+        behind = [
+            f"{f['node']} (offline)" if f["offline"] else f"{f['node']} (lag {f['lag']})"
+            for f in followers
+            if f["offline"] or not f["current"]
+        ]
+        rows.append(
+            (
+                stream["name"],
+                stream["replicas"] or "?",
+                stream["leader"] or "NONE",
+                ", ".join(current) or "-",
+                ", ".join(behind) or "-",
+                "?" if stream["messages"] is None else stream["messages"],
+            )
+        )
+    columns = ["stream", "replicas", "leader", "current", "lagging", "messages"]
+    print_table(console, None, columns, rows)
+    for problem in health["problems"]:
+        console.print(f"jetstream: {problem}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -127,6 +203,11 @@ def register(app: typer.Typer) -> None:
 
         cli = cli_context(ctx)
         statuses = Supervisor(cli.config, cli.repo).status()
-        _show_fenced(ctx, statuses, as_json)
-        if any(s.state not in ("up", "external") for s in statuses):
+        nats = next((s for s in statuses if s.name == "nats"), None)
+        health = _jetstream(ctx) if nats is not None and nats.state in ("up", "external") else None
+        _show_fenced(ctx, statuses, as_json, health)
+        leaderless = health is not None and any(
+            not s.get("leader") for s in health.get("streams", [])
+        )
+        if leaderless or any(s.state not in ("up", "external") for s in statuses):
             raise typer.Exit(1)

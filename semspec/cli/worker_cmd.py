@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
         import signal
 
         from semspec.core.logging import get_logger
+        from semspec.core.nats_connect import connect_nats
         from semspec.core.owner_key import load_owner_key
         from semspec.core.run_folder import run_dir_of
         from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
@@ -56,6 +57,9 @@ def register(app: typer.Typer) -> None:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
+            # Said at once when no NATS node answers, rather than at the first loop event.
+            nats = await connect_nats(endpoints.nats_url, nats_options(config, repo), "worker")
+            await nats.close()
             client = await temporal_client(config, endpoints.temporal_address)
             name = identity or client.identity
 
@@ -74,6 +78,7 @@ def register(app: typer.Typer) -> None:
                 ready,
                 identity=name,
                 owner_key=owner_key,
+                nats_replicas=config.services.nats.replicas,
             )
 
         try:

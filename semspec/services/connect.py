@@ -25,6 +25,8 @@ class Endpoints:
     """Where the services are, whichever way they run."""
 
     nats_url: str
+    """The NATS server URL, or the nodes of a cluster separated by commas (``connect_nats``
+    takes either)."""
     temporal_address: str
     namespace: str
     task_queue: str
@@ -50,7 +52,7 @@ def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:
             )
         return found
 
-    nats_url = config.services.nats.url or recorded("nats").address
+    nats_url = nats_url_of(config, repo)
     temporal = config.services.temporal.address
     ui_url = None
     if temporal is None:
@@ -64,6 +66,19 @@ def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:
         ui_url=ui_url,
         nats_auth_file=None if config.services.nats.url else str(run_dir / AUTH_FILE),
     )
+
+
+def nats_url_of(config: SemspecConfig, repo: Path) -> str:
+    """The configured NATS servers (comma-separated), else the one ``semspec up`` started."""
+    servers = config.services.nats.servers
+    if servers:
+        return ",".join(servers)
+    found = load_records(run_dir_of(config, repo)).get("nats")
+    if found is None:
+        raise ServiceError(
+            "not running", service="nats", hint="start the services with `semspec up`"
+        )
+    return found.address
 
 
 def nats_options(config: SemspecConfig, repo: Path) -> dict[str, Any]:

@@ -7,12 +7,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import nats
-from nats.aio.client import Client as NATS
-
 from semspec.core.config.models import SemspecConfig
-from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
+from semspec.core.nats_connect import connect_nats
 from semspec.core.owner_key import load_owner_key
 from semspec.core.run_folder import run_dir_of
 from semspec.processors.risk_monitor.processor import RiskMonitor
@@ -25,26 +22,6 @@ from semspec.services.presence import Presence, announce, default_identity, with
 def log() -> Any:
     """The logger, bound when used: a module-level one would keep the import-time setup."""
     return get_logger("risk-monitor")
-
-
-async def connect_nats(url: str, options: dict[str, Any], name: str) -> NATS:
-    """A NATS connection, or a ``ServiceError`` naming the URL if there is no server there."""
-    try:
-        return await nats.connect(
-            url,
-            name=name,
-            connect_timeout=5,
-            allow_reconnect=True,
-            max_reconnect_attempts=-1,
-            **options,
-        )
-    except Exception as exc:
-        raise ServiceError(
-            f"cannot connect: {exc}",
-            service="nats",
-            address=url,
-            hint="start the services with `semspec up` or set services.nats.url",
-        ) from exc
 
 
 async def serve(config: SemspecConfig, repo: Path) -> None:
@@ -60,7 +37,14 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     liveness = TemporalLiveness(lambda: temporal_client(config, endpoints.temporal_address))
     identity = default_identity()
     # Several monitors may serve one stack: one consumes, the others stand by (ADR 0005).
-    monitor = RiskMonitor(nc, config.risk, bridge, liveness=liveness, identity=identity)
+    monitor = RiskMonitor(
+        nc,
+        config.risk,
+        bridge,
+        liveness=liveness,
+        identity=identity,
+        replicas=config.services.nats.replicas,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

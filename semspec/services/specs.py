@@ -112,7 +112,8 @@ class NatsSpec:
     depends_on: tuple[str, ...] = ()
 
     def external_address(self, config: SemspecConfig) -> str | None:
-        return config.services.nats.url
+        servers = config.services.nats.servers
+        return ",".join(servers) if servers else None
 
     def plan(
         self,
@@ -155,8 +156,13 @@ class NatsSpec:
             return False
 
     def check_external(self, config: SemspecConfig) -> bool:
-        parsed = urlparse(config.services.nats.url or "")
-        return tcp_answers(parsed.hostname or "127.0.0.1", parsed.port or 4222, timeout=2)
+        """True when some node of the configured server list answers."""
+        for server in config.services.nats.servers:
+            parsed = urlparse(server)
+            port = parsed.port or {"ws": 80, "wss": 443}.get(parsed.scheme, 4222)
+            if tcp_answers(parsed.hostname or "127.0.0.1", port, timeout=2):
+                return True
+        return False
 
     def version(self) -> str:
         return version_of([binary("nats-server"), "--version"])

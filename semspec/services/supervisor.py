@@ -123,7 +123,20 @@ class Supervisor:
                 moved.add(spec.name)
             starting[spec.name] = (spec, record)
         statuses.update(self._await(starting, None))
+        if any(spec.name == "nats" for spec in self.specs):
+            self._prepare_jetstream()
         return [statuses[spec.name] for spec in self.specs]
+
+    def _prepare_jetstream(self) -> None:
+        """Create semspec's streams, bucket and consumer, or bring them to the configured limits
+        and replicas (a changed ``services.nats.replicas`` takes effect here)."""
+        import asyncio
+
+        from semspec.services.jetstream import prepare_jetstream
+
+        asyncio.run(prepare_jetstream(self.config, self.repo))
+        replicas = self.config.services.nats.replicas
+        self._progress(f"nats: semspec's streams have {replicas} replica(s)")
 
     def _outdated(
         self,

@@ -82,9 +82,15 @@ async def run_worker(
     identity: str | None = None,
     *,
     owner_key: str,
+    nats_replicas: int = 1,
 ) -> None:
-    """Run until ``stop`` is set (or forever), then shut down gracefully."""
-    publisher = EventPublisher(nats_url, dict(nats_options or {})) if nats_url else None
+    """Run until ``stop`` is set (or forever), then shut down gracefully; loop events go to
+    ``nats_url`` (one URL or a comma-separated list) in streams of ``nats_replicas``."""
+    publisher = (
+        EventPublisher(nats_url, dict(nats_options or {}), replicas=nats_replicas)
+        if nats_url
+        else None
+    )
     worker = build_worker(client, task_queue, publisher, identity, owner_key=owner_key)
     try:
         async with worker:

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
@@ -263,9 +272,42 @@ class ModelsConfig(_Section):
     """Model used for the reviewer role."""
 
 
+NATS_SCHEMES = ("nats", "tls", "ws", "wss")
+"""URL schemes a NATS client speaks (websocket and plain ones cannot be mixed in one list)."""
+
+
+def nats_servers(url: str | list[str]) -> list[str]:
+    """The server URLs of a ``services.nats.url``: a list, or a string of comma-separated ones."""
+    found = url.split(",") if isinstance(url, str) else url
+    return [one.strip() for one in found if one.strip()]
+
+
+def _check_nats_url(url: str) -> None:
+    """Raise ``ValueError`` saying what is wrong with one NATS server URL."""
+    parsed = urlsplit(url)
+    if parsed.scheme not in NATS_SCHEMES:
+        raise ValueError(f"{url!r}: the scheme must be one of {', '.join(NATS_SCHEMES)}")
+    if not parsed.hostname:
+        raise ValueError(f"{url!r} names no host")
+    try:
+        port = parsed.port
+    except ValueError:
+        raise ValueError(f"{url!r}: the port must be a number from 1 to 65535") from None
+    if port == 0:
+        raise ValueError(f"{url!r}: the port must be a number from 1 to 65535")
+    if parsed.path not in ("", "/") or parsed.query or parsed.fragment:
+        raise ValueError(f"{url!r}: a server URL is scheme://host:port, with no path or query")
+
+
 class NatsConfig(_Section):
-    url: str | None = None
-    """External NATS URL; unset means the embedded server."""
+    url: str | list[str] | None = None
+    """External NATS server URL(s), ``nats://host:4222``: one, a list (the nodes of a cluster),
+    or a comma-separated string of them. Schemes nats, tls, ws, wss. Unset means the embedded
+    server."""
+    replicas: int = Field(default=1, ge=1, le=5)
+    """Replicas of every stream, KV bucket and consumer semspec creates (existing ones are set to
+    it on ``semspec up``). More than 1 needs an external cluster (``url``); 3 is the usual
+    choice there: any one node may fail without losing data or writes."""
     port: int = Field(default=4222, ge=0, le=65535)
     """Preferred port of the embedded server (a free one is chosen if taken; 0 = any free port)."""
     monitor_port: int | None = Field(default=None, ge=0, le=65535)
@@ -282,6 +324,38 @@ class NatsConfig(_Section):
     auth_file: str | None = None
     """Path (relative to the repository) of a JSON file with ``user`` and ``password``: another
     repository's ``.semspec/run/nats.auth.json`` when this one joins that repository's stack."""
+
+    @field_validator("url")
+    @classmethod
+    def _server_urls(cls, url: str | list[str] | None) -> str | list[str] | None:
+        if url is None:
+            return None
+        servers = nats_servers(url)
+        if not servers:
+            raise ValueError("names no server; leave it unset for the embedded server")
+        for server in servers:
+            _check_nats_url(server)
+        websocket = {urlsplit(server).scheme in ("ws", "wss") for server in servers}
+        if len(websocket) > 1:
+            raise ValueError("mixes websocket (ws, wss) and plain (nats, tls) URLs")
+        return url
+
+    @field_validator("replicas")
+    @classmethod
+    def _replicas_need_a_cluster(cls, replicas: int, info: ValidationInfo) -> int:
+        # ``url`` comes first, so it is validated (or failed, and absent) by now.
+        if replicas > 1 and info.data.get("url") is None and "url" in info.data:
+            raise ValueError(
+                f"{replicas} replicas need an external NATS cluster: the embedded server is a"
+                " single node and cannot hold replicas (set services.nats.url to the cluster's"
+                " nodes, or replicas to 1)"
+            )
+        return replicas
+
+    @property
+    def servers(self) -> list[str]:
+        """The configured server URLs (empty for the embedded server)."""
+        return [] if self.url is None else nats_servers(self.url)
 
 
 class TemporalConfig(_Section):

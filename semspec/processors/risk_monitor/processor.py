@@ -160,7 +160,7 @@ class RiskMonitor:
         await ensure_streams(self._js, self._risk, replicas=self._replicas)
         kv = await ensure_bucket(self._js, self._bucket, self._risk, self._replicas)
         self._store = StateStore(kv)
-        await ensure_consumer(self._js, self._risk, self._consumer, self._replicas)
+        await ensure_consumer(self._js, self._risk, self._consumer)
         leases = await ensure_lease_bucket(self._js, self._risk.leader.lease_ttl_s, self._replicas)
         self._lease = Lease(leases, self._holder, self._risk.leader.lease_ttl_s)
         if not await self._take_over():

@@ -1,12 +1,15 @@
 """Create (idempotently) the streams, the durable consumer and the state bucket the monitor uses.
 
-Every stream and the bucket get the bounds of ``risk.limits`` (age, bytes, message size), also
-when they already exist: a stream made by an older semspec, or by the task loop's publisher
-before the monitor started, is brought to the configured limits here. This module is the one
-place those limits are set.
+Every stream and the bucket get the bounds of ``risk.limits`` (age, bytes, message size) and
+``services.nats.replicas``, also when they already exist: a stream made by an older semspec, or
+by the task loop's publisher before the monitor started, is brought to the configured limits and
+replica count here. This module is the one place those are set.
 """
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 from nats.js import JetStreamContext
 from nats.js.api import (
@@ -112,25 +115,45 @@ def _routed(config: StreamConfig) -> tuple[object, ...]:
 async def _apply_limits(js: JetStreamContext, have: StreamConfig, want: StreamConfig) -> None:
     """Update ``have`` to the bounds and replica count of ``want`` when they differ (one
     stream update; a cluster adds or drops the replicas behind it)."""
+    replicas = want.num_replicas or 1
     changes = {
         "max_age": want.max_age,
         "max_bytes": want.max_bytes,
         "max_msg_size": want.max_msg_size,
         "discard": DiscardPolicy.OLD,
-        "num_replicas": want.num_replicas or 1,
+        "num_replicas": replicas,
     }
     # Signal dedupe needs the longer window; another creator may have used the 2-minute default.
     if want.duplicate_window and (have.duplicate_window or 0) < want.duplicate_window:
         changes["duplicate_window"] = want.duplicate_window
     if any(getattr(have, key) != value for key, value in changes.items()):
         await js.update_stream(have.evolve(**changes))
+        if (have.num_replicas or 1) != replicas:
+            await _await_replicas(js, want.name or "", replicas)
 
 
-async def ensure_consumer(
-    js: JetStreamContext, risk: RiskConfig, name: str = CONSUMER, replicas: int = 1
-) -> None:
-    """Create or update the durable pull consumer on the monitor stream (explicit acks), with
-    as many replicas as its stream.
+RESCALE_WAIT_S = 15.0
+"""How long a stream whose replica count changed may take to place and catch up its replicas."""
+
+
+async def _await_replicas(js: JetStreamContext, stream: str, replicas: int) -> None:
+    """Wait (bounded by ``RESCALE_WAIT_S``) until ``stream`` has ``replicas`` current copies:
+    the server refuses consumers on a stream while it moves."""
+    deadline = time.monotonic() + RESCALE_WAIT_S
+    while time.monotonic() < deadline:
+        cluster = (await js.stream_info(stream)).cluster
+        followers = (cluster.replicas or []) if cluster else []
+        settled = all(peer.current for peer in followers)
+        if len(followers) == replicas - 1 and settled and cluster and cluster.leader:
+            return
+        await asyncio.sleep(0.1)
+    raise TimeoutError(f"stream {stream} did not reach {replicas} current replicas")
+
+
+async def ensure_consumer(js: JetStreamContext, risk: RiskConfig, name: str = CONSUMER) -> None:
+    """Create or update the durable pull consumer on the monitor stream (explicit acks). It sets
+    no replica count of its own, so it has as many as its stream, also after the stream's count
+    changes (a count of its own could not be raised before the stream's new replicas exist).
 
     ``max_deliver`` bounds redelivery: the processor dead-letters an event on its last
     delivery, and the server would stop delivering it after that anyway.
@@ -145,7 +168,6 @@ async def ensure_consumer(
             ack_wait=risk.ack_wait_s,
             max_ack_pending=risk.max_ack_pending,
             max_deliver=risk.max_deliver,
-            num_replicas=replicas,
         ),
     )
 

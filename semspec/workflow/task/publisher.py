@@ -22,13 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import nats
 from nats.aio.client import Client as NatsClient
 from pydantic import ValidationError
 
 from semspec.core.config.models import RiskConfig
 from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
+from semspec.core.nats_connect import connect_nats
 from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
 from semspec.vocabulary.subjects import monitor_subject, signal_intake_subject
@@ -47,6 +47,8 @@ class EventPublisher:
     otherwise wait for NATS forever."""
     risk: RiskConfig = field(default_factory=RiskConfig)
     """Limits of the streams it creates when missing (the monitor updates existing ones)."""
+    replicas: int = 1
+    """Replicas of the streams it creates when missing (``services.nats.replicas``)."""
     dropped: int = 0
     refused: int = 0
     _nc: NatsClient | None = None
@@ -55,18 +57,17 @@ class EventPublisher:
 
     async def _connect(self) -> Any:
         if self._nc is None or self._nc.is_closed:
-            self._nc = await nats.connect(
+            self._nc = await connect_nats(
                 self.url,
-                connect_timeout=1,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                allow_reconnect=True,
-                **self.options,
+                self.options,
+                "semspec-worker",
+                first_connect_s=self.attempt_s,
+                reconnect_wait_s=0.5,
             )
             self._ready = False
         js = self._nc.jetstream(timeout=2)
         if not self._ready:
-            await ensure_streams(js, self.risk, update=False)
+            await ensure_streams(js, self.risk, update=False, replicas=self.replicas)
             self._ready = True
         return js
 

@@ -1,0 +1,193 @@
+"""The stack's JetStream on the configured NATS: ``semspec up`` brings semspec's streams, bucket
+and consumer to ``services.nats.replicas``; ``semspec status`` reports their replicas and the
+cluster's health (who leads each stream, which replicas are current, lagging or offline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nats.aio.client import Client as NATS
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import JetStreamContext
+from nats.js.api import StreamInfo
+from nats.js.errors import APIError
+
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
+from semspec.core.nats_connect import connect_nats
+from semspec.processors.risk_monitor.streams import (
+    CONSUMER,
+    STATE_BUCKET,
+    ensure_bucket,
+    ensure_consumer,
+    ensure_streams,
+)
+from semspec.services.connect import nats_options, nats_url_of
+
+HEALTH_CONNECT_S = 5.0
+"""How long ``status`` waits for a NATS node before it reports JetStream as unknown."""
+
+STREAM_INFO_S = 3.0
+"""How long ``status`` waits for a stream's leader to answer before it reports none."""
+
+
+@dataclass(frozen=True)
+class ReplicaHealth:
+    """One follower of a stream: whether it has caught up with the leader."""
+
+    node: str
+    current: bool
+    offline: bool
+    lag: int
+    """Operations it is behind the leader."""
+
+
+@dataclass(frozen=True)
+class StreamHealth:
+    """One stream (a KV bucket is the stream ``KV_<bucket>``) and its replicas."""
+
+    name: str
+    replicas: int | None
+    """Replicas the stream is configured with (unknown while it has no leader)."""
+    leader: str | None
+    followers: list[ReplicaHealth]
+    messages: int | None
+
+    @property
+    def healthy(self) -> bool:
+        """A leader, and every follower current and online."""
+        return self.leader is not None and all(r.current and not r.offline for r in self.followers)
+
+
+@dataclass(frozen=True)
+class JetStreamHealth:
+    """What ``status`` shows of JetStream: the configured replicas, the nodes seen and each
+    stream of the stack's account."""
+
+    replicas: int
+    """``services.nats.replicas``: what ``semspec up`` sets every stream to."""
+    connected_url: str
+    cluster: str | None
+    nodes: list[str]
+    """Names of the servers seen leading or following a stream (offline ones included)."""
+    offline: list[str]
+    streams: list[StreamHealth] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        """Every stream has a leader and current, online followers."""
+        return all(s.healthy for s in self.streams)
+
+    def problems(self) -> list[str]:
+        """One line per stream that is not healthy or not at the configured replicas."""
+        found = []
+        for s in self.streams:
+            if s.leader is None:
+                found.append(f"{s.name}: no leader (writes to it fail until one is elected)")
+            behind = [r.node for r in s.followers if r.offline or not r.current]
+            if behind:
+                found.append(f"{s.name}: replicas not current: {', '.join(behind)}")
+            if s.replicas is not None and s.replicas != self.replicas:
+                found.append(
+                    f"{s.name}: {s.replicas} replica(s), configured {self.replicas};"
+                    " `semspec up` sets it"
+                )
+        return found
+
+
+async def prepare_jetstream(config: SemspecConfig, repo: Path) -> None:
+    """Create semspec's streams, state bucket and monitor consumer, or bring existing ones to
+    the configured limits and ``services.nats.replicas``."""
+    url = nats_url_of(config, repo)
+    nc = await connect_nats(url, nats_options(config, repo), "semspec-up")
+    try:
+        js = nc.jetstream(timeout=10)
+        replicas = config.services.nats.replicas
+        await ensure_streams(js, config.risk, replicas=replicas)
+        await ensure_bucket(js, STATE_BUCKET, config.risk, replicas)
+        await ensure_consumer(js, config.risk, CONSUMER)
+    finally:
+        await nc.close()
+
+
+async def jetstream_health(config: SemspecConfig, repo: Path) -> JetStreamHealth:
+    """The replicas and health of every stream in the stack's account (``ServiceError`` when no
+    NATS node answers within ``HEALTH_CONNECT_S``)."""
+    url = nats_url_of(config, repo)
+    options = nats_options(config, repo)
+    nc = await connect_nats(url, options, "semspec-status", first_connect_s=HEALTH_CONNECT_S)
+    try:
+        names = await _stream_names(nc)
+        js = nc.jetstream(timeout=STREAM_INFO_S)
+        infos = await asyncio.gather(*(_stream_info(js, name) for name in names))
+        connected = nc.connected_url.geturl() if nc.connected_url else url
+    finally:
+        await nc.close()
+    streams = [
+        _stream_health(info) if info is not None else StreamHealth(name, None, None, [], None)
+        for name, info in zip(names, infos, strict=True)
+    ]
+    found = [info for info in infos if info is not None]
+    seen = {s.leader for s in streams if s.leader} | {r.node for s in streams for r in s.followers}
+    offline = {r.node for s in streams for r in s.followers if r.offline}
+    cluster = next((i.cluster.name for i in found if i.cluster and i.cluster.name), None)
+    return JetStreamHealth(
+        replicas=config.services.nats.replicas,
+        connected_url=_without_credentials(connected),
+        cluster=cluster,
+        nodes=sorted(seen),
+        offline=sorted(offline),
+        streams=streams,
+    )
+
+
+async def _stream_names(nc: NATS) -> list[str]:
+    """Every stream of the account, from the cluster's meta layer: unlike the stream list, it
+    also names streams that have no leader at the moment."""
+    reply = await nc.request("$JS.API.STREAM.NAMES", b"{}", timeout=STREAM_INFO_S)
+    body = json.loads(reply.data)
+    if "error" in body:
+        raise ServiceError(
+            f"JetStream answered: {body['error'].get('description', body['error'])}",
+            service="nats",
+            hint="is JetStream enabled on the server (`-js`) for this account?",
+        )
+    return sorted(body.get("streams") or [])
+
+
+async def _stream_info(js: JetStreamContext, name: str) -> StreamInfo | None:
+    """The stream's info, or None when its leader does not answer (none elected)."""
+    try:
+        return await js.stream_info(name)
+    except (NatsTimeoutError, APIError):
+        return None
+
+
+def _stream_health(info: StreamInfo) -> StreamHealth:
+    cluster = info.cluster
+    followers = [
+        ReplicaHealth(
+            node=peer.name or "?",
+            current=bool(peer.current),
+            offline=bool(peer.offline),
+            lag=peer.lag or 0,
+        )
+        for peer in (cluster.replicas or [] if cluster else [])
+    ]
+    return StreamHealth(
+        name=info.config.name or "?",
+        replicas=info.config.num_replicas or 1,
+        leader=cluster.leader if cluster else None,
+        followers=followers,
+        messages=info.state.messages,
+    )
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` without a ``user:password@`` part, for display."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
