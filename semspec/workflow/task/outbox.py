@@ -68,15 +68,12 @@ class Outbox:
     async def drained(self) -> None:
         """Wait until every queued event is published; nothing may be added after this."""
         self._closing = True
+        self.start()
         drainer = self._drainer
         if drainer is not None:
             # Waited for, not awaited: a cancelled workflow must not cancel the drainer with it.
             await workflow.wait_condition(drainer.done)
             drainer.result()
-
-    def _start(self) -> None:
-        if self._drainer is None:
-            self._drainer = asyncio.create_task(self._drain())
 
     async def _drain(self) -> None:
         while True:
