@@ -25,7 +25,13 @@ from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from semspec.core.config import load_config
 from semspec.core.config.models import RiskConfig, SemspecConfig
-from semspec.processors.risk_monitor.streams import CONSUMER, STATE_BUCKET, ensure_streams
+from semspec.core.errors import ServiceError
+from semspec.processors.risk_monitor.streams import (
+    CONSUMER,
+    LEASE_BUCKET,
+    STATE_BUCKET,
+    ensure_streams,
+)
 from semspec.services.jetstream import prepare_jetstream
 from semspec.services.specs import NatsSpec
 from semspec.services.supervisor import Supervisor
@@ -142,8 +148,17 @@ def _cluster_repo(path: Path, cluster: NatsCluster, replicas: int) -> Path:
     return path
 
 
+SEMSPEC_STREAMS = (
+    MONITOR_STREAM,
+    SIGNAL_STREAM,
+    DEAD_LETTER_STREAM,
+    f"KV_{STATE_BUCKET}",
+    f"KV_{LEASE_BUCKET}",
+)
+
+
 async def _clean(js: JetStreamContext) -> None:
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+    for stream in SEMSPEC_STREAMS:
         with contextlib.suppress(NotFoundError):
             await js.delete_stream(stream)
 
@@ -163,7 +178,7 @@ async def test_up_brings_every_stream_bucket_and_consumer_to_the_configured_repl
 
         await asyncio.to_thread(Supervisor(config, repo, specs=[NatsSpec()]).up)
 
-        for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+        for stream in SEMSPEC_STREAMS:
             assert (await js.stream_info(stream)).config.num_replicas == 3, stream
         assert await _replicas_current(js, MONITOR_STREAM, 15)
         assert await _consumer_followers(js, MONITOR_STREAM, CONSUMER, 15) == 2
@@ -209,7 +224,7 @@ async def test_status_shows_each_streams_replicas_leader_and_the_nodes_seen(
     assert set(health["nodes"]) == names
     assert health["replicas"] == 3
     streams = {s["name"]: s for s in health["streams"]}
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+    for stream in SEMSPEC_STREAMS:
         assert streams[stream]["replicas"] == 3
         assert streams[stream]["leader"] in names
         followers = {f["node"] for f in streams[stream]["followers"]}
@@ -233,7 +248,18 @@ async def test_on_a_single_server_streams_have_one_replica_by_default(
     nc = await nats.connect(nats_server.url)
     try:
         js = nc.jetstream()
-        for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM, f"KV_{STATE_BUCKET}"):
+        for stream in SEMSPEC_STREAMS:
             assert (await js.stream_info(stream)).config.num_replicas == 1, stream
     finally:
         await nc.close()
+
+
+def test_up_with_more_replicas_than_nodes_fails_with_one_error_naming_the_count(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=5)
+    supervisor = Supervisor(load_config(repo, environ={}), repo, specs=[NatsSpec()])
+    with pytest.raises(ServiceError) as caught:
+        supervisor.up()
+    assert "with 5 replica(s)" in caught.value.message
+    assert caught.value.hint is not None and "may not exceed" in caught.value.hint

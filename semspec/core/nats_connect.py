@@ -49,7 +49,7 @@ async def connect_nats(
         # nats-py's default logs each failed attempt with a traceback: while connecting, keep
         # the last error for the message; once connected, say what happened in one line.
         if connected:
-            get_logger("nats").warning("nats error", client=name, error=_describe(exc))
+            get_logger("nats").warning("nats error", client=name, error=describe_error(exc))
         else:
             last[:] = [exc]
 
@@ -77,7 +77,7 @@ async def connect_nats(
             raise
         raise ServiceError(
             f"no server accepted a connection within {first_connect_s:g}s"
-            f" (last error: {_describe(last[0] if last else exc)})",
+            f" (last error: {describe_error(last[0] if last else exc)})",
             service="nats",
             address=", ".join(urls),
             hint=HINT,
@@ -86,6 +86,7 @@ async def connect_nats(
     return client
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """``Type: message`` of an error, for one-line reports (nats-py's messages are often empty)."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

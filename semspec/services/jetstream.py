@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nats.aio.client import Client as NATS
+from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import StreamInfo
@@ -18,12 +19,13 @@ from nats.js.errors import APIError
 
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
-from semspec.core.nats_connect import connect_nats
+from semspec.core.nats_connect import connect_nats, describe_error
 from semspec.processors.risk_monitor.streams import (
     CONSUMER,
     STATE_BUCKET,
     ensure_bucket,
     ensure_consumer,
+    ensure_lease_bucket,
     ensure_streams,
 )
 from semspec.services.connect import nats_options, nats_url_of
@@ -100,16 +102,27 @@ class JetStreamHealth:
 
 
 async def prepare_jetstream(config: SemspecConfig, repo: Path) -> None:
-    """Create semspec's streams, state bucket and monitor consumer, or bring existing ones to
+    """Create semspec's streams, the monitor's buckets and consumer, or bring existing ones to
     the configured limits and ``services.nats.replicas``."""
     url = nats_url_of(config, repo)
     nc = await connect_nats(url, nats_options(config, repo), "semspec-up")
+    replicas = config.services.nats.replicas
     try:
         js = nc.jetstream(timeout=10)
-        replicas = config.services.nats.replicas
         await ensure_streams(js, config.risk, replicas=replicas)
         await ensure_bucket(js, STATE_BUCKET, config.risk, replicas)
         await ensure_consumer(js, config.risk, CONSUMER)
+        # A running monitor made it already; one that starts later would otherwise be the first
+        # to bring it to a new count.
+        await ensure_lease_bucket(js, config.risk.leader.lease_ttl_s, replicas)
+    except (NatsError, TimeoutError) as exc:
+        raise ServiceError(
+            f"cannot set up semspec's streams with {replicas} replica(s): {describe_error(exc)}",
+            service="nats",
+            address=url,
+            hint="services.nats.replicas may not exceed the cluster's JetStream nodes;"
+            " see `semspec status` for the nodes seen",
+        ) from None
     finally:
         await nc.close()
 
@@ -148,7 +161,14 @@ async def jetstream_health(config: SemspecConfig, repo: Path) -> JetStreamHealth
 async def _stream_names(nc: NATS) -> list[str]:
     """Every stream of the account, from the cluster's meta layer: unlike the stream list, it
     also names streams that have no leader at the moment."""
-    reply = await nc.request("$JS.API.STREAM.NAMES", b"{}", timeout=STREAM_INFO_S)
+    try:
+        reply = await nc.request("$JS.API.STREAM.NAMES", b"{}", timeout=STREAM_INFO_S)
+    except NatsError as exc:
+        raise ServiceError(
+            f"JetStream does not answer ({describe_error(exc)})",
+            service="nats",
+            hint="is JetStream enabled on the servers (`-js`) for this account?",
+        ) from None
     body = json.loads(reply.data)
     if "error" in body:
         raise ServiceError(
