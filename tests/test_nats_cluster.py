@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -131,8 +132,11 @@ async def test_a_replicated_stream_stays_writable_with_its_leader_killed_and_tak
         await nc.close()
 
 
-def _cluster_repo(path: Path, cluster: NatsCluster, replicas: int) -> Path:
-    """A repository whose config points at the cluster with its credentials."""
+def _cluster_repo(
+    path: Path, cluster: NatsCluster, replicas: int, temporal: dict[str, Any] | None = None
+) -> Path:
+    """A repository whose config points at the cluster with its credentials (and at no Temporal
+    unless ``temporal`` says otherwise)."""
     make_repo(path, {"README.md": "# sample\n"})
     nats = {
         "url": cluster.urls,
@@ -140,8 +144,7 @@ def _cluster_repo(path: Path, cluster: NatsCluster, replicas: int) -> Path:
         "password": cluster.password,
         "replicas": replicas,
     }
-    # Temporal is named (and not there): these tests need NATS only.
-    services = {"nats": nats, "temporal": {"address": "127.0.0.1:9"}}
+    services = {"nats": nats, "temporal": temporal or {"address": "127.0.0.1:9"}}
     (path / ".semspec").mkdir()
     config = {"project": {"name": "sample"}, "services": services}
     (path / ".semspec" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -155,6 +158,17 @@ SEMSPEC_STREAMS = (
     f"KV_{STATE_BUCKET}",
     f"KV_{LEASE_BUCKET}",
 )
+
+
+def _env() -> dict[str, str]:
+    """What a CLI subprocess gets: a path, a home, JSON logs and a wide terminal."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")}
+    return env | {"SEMSPEC_LOG_FORMAT": "json", "COLUMNS": "200"}
+
+
+def _cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "semspec", "--repo", str(repo), *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=180)
 
 
 async def _clean(js: JetStreamContext) -> None:
@@ -212,10 +226,8 @@ async def test_status_shows_each_streams_replicas_leader_and_the_nodes_seen(
     repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=3)
     await prepare_jetstream(load_config(repo, environ={}), repo)
     argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "status"]
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")}
-    env |= {"SEMSPEC_LOG_FORMAT": "json", "COLUMNS": "200"}
     done = await asyncio.to_thread(
-        subprocess.run, [*argv, "--json"], capture_output=True, text=True, env=env, timeout=60
+        subprocess.run, [*argv, "--json"], capture_output=True, text=True, env=_env(), timeout=60
     )
     assert done.returncode == 1, done.stderr  # temporal is not there
     health = json.loads(done.stdout)[0]["jetstream"]
@@ -231,7 +243,7 @@ async def test_status_shows_each_streams_replicas_leader_and_the_nodes_seen(
         assert followers == names - {streams[stream]["leader"]}
 
     text = await asyncio.to_thread(
-        subprocess.run, argv, capture_output=True, text=True, env=env, timeout=60
+        subprocess.run, argv, capture_output=True, text=True, env=_env(), timeout=60
     )
     assert f"JetStream on cluster {nats_cluster.name}" in text.stdout
     assert "nodes seen: n0, n1, n2; replicas configured: 3" in text.stdout
@@ -263,3 +275,30 @@ def test_up_with_more_replicas_than_nodes_fails_with_one_error_naming_the_count(
         supervisor.up()
     assert "with 5 replica(s)" in caught.value.message
     assert caught.value.hint is not None and "may not exceed" in caught.value.hint
+
+
+def test_up_runs_the_worker_and_the_monitor_on_the_cluster_and_status_says_all_is_well(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    temporal = {"port": 0, "ui_port": 0}
+    repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=3, temporal=temporal)
+    try:
+        up = _cli(repo, "up", "--json")
+        assert up.returncode == 0, up.stderr
+        states = [(s["name"], s["state"]) for s in json.loads(up.stdout)]
+        assert states == [
+            ("nats", "external"),
+            ("temporal", "started"),
+            ("graph", "started"),
+            ("worker", "started"),
+            ("monitor", "started"),
+        ]
+        status = _cli(repo, "status", "--json")
+        assert status.returncode == 0, status.stdout + status.stderr
+        nats_row = json.loads(status.stdout)[0]
+        assert nats_row["address"] == ",".join(nats_cluster.urls)
+        streams = {s["name"]: s for s in nats_row["jetstream"]["streams"]}
+        assert set(streams) >= set(SEMSPEC_STREAMS)
+        assert all(s["leader"] and s["replicas"] == 3 for s in streams.values()), streams
+    finally:
+        _cli(repo, "down")
