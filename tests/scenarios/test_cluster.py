@@ -14,15 +14,44 @@ restarted while work goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import random
+import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
 
-from semspec.vocabulary.events import MonitorEvent
-from semspec.vocabulary.subjects import MONITOR_STREAM
+from semspec.core.config.models import LeaderConfig, RiskConfig
+from semspec.core.errors import ServiceError
+from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.state import TaskState
+from semspec.processors.risk_monitor.store import StateStore
+from semspec.processors.risk_monitor.streams import (
+    CONSUMER,
+    LEASE_BUCKET,
+    STATE_BUCKET,
+    ensure_bucket,
+    ensure_streams,
+)
+from semspec.vocabulary.events import MonitorEvent, UserSignal, event_from_json
+from semspec.vocabulary.subjects import (
+    DEAD_LETTER_STREAM,
+    MONITOR_STREAM,
+    SIGNAL_STREAM,
+    SIGNAL_SUBJECTS,
+    monitor_subject,
+)
 from tests.support.mdurl_project import (
     FORMAT_PY,
     TEST_SUITE,
@@ -31,6 +60,7 @@ from tests.support.mdurl_project import (
     pytest_gate,
     sleep_gate,
 )
+from tests.support.monitor_events import loop_event, one_monitor
 from tests.support.monitor_probe import wait_until_monitor_idle
 from tests.support.nats_cluster import NatsCluster
 from tests.support.scenario_tasks import finished, new_id, submit
@@ -130,3 +160,205 @@ def test_tasks_on_a_cluster_whose_stream_leader_dies_are_approved_with_every_eve
             assert Counter(got) == Counter(wanted), f"{task_id}: events lost or doubled"
             assert got[-1].endswith("/finished")
         wait_until_monitor_idle(node_url(nats_cluster, alive), timeout_s=60)
+
+
+FLOOD = 10_000
+FLOOD_TASKS = 200
+"""Tasks of the flood, in pairs that touch one file: every task is escalated and halted once."""
+RETRY_EVENTS = 5
+KILL_AT, RESTART_AT = 3_000, 6_000
+"""Events published before the node is killed, and before it is started again."""
+MIN_DOWN_S = 3.0
+WINDOW = 200
+"""Events published at once: the flood's pace, with each event's ack awaited."""
+PUBLISH_BOUND_S = 60.0
+"""How long a publisher retries one event (through the node's death and the new election)."""
+FLOOD_RISK = RiskConfig(ack_wait_s=3.0, leader=LeaderConfig(lease_ttl_s=3.0, poll_s=0.2))
+"""Redeliveries and a lapsed lease come within seconds: the kill puts both to the test."""
+
+
+def files_event(task: str, path: str) -> MonitorEvent:
+    return loop_event(
+        "files", task, event_id=f"{task}-files", files=[path], task_files=[path], repo="project"
+    )
+
+
+def flood_events() -> list[MonitorEvent]:
+    """10,000 events: each task's retries climb past the threshold (one escalation each); the
+    pairs' files events halt both tasks of each pair; gate results fill the rest. The lists are
+    interleaved at random but each keeps its own order, so a task's retries still climb and
+    every pair's second files event comes after its first."""
+    tasks = [f"flood-{t}" for t in range(FLOOD_TASKS)]
+    firsts = [files_event(tasks[t], f"{tasks[t]}.py") for t in range(0, FLOOD_TASKS, 2)]
+    seconds = [files_event(tasks[t + 1], f"{tasks[t]}.py") for t in range(0, FLOOD_TASKS, 2)]
+    retries = [
+        loop_event("iteration", task, event_id=f"{task}-r{n}", retries=n)
+        for n in range(1, RETRY_EVENTS + 1)
+        for task in tasks
+    ]
+    quiet = FLOOD - len(firsts) - len(seconds) - len(retries)
+    gates = [loop_event("gate", tasks[n % FLOOD_TASKS], event_id=f"gate-{n}") for n in range(quiet)]
+    rng = random.Random(17)
+    queues = [retries, seconds, gates]
+    merged = list(firsts)
+    while any(queues):
+        queue = rng.choices(queues, weights=[len(q) for q in queues])[0]
+        merged.append(queue.pop(0))
+    return merged
+
+
+def comparable(state: TaskState) -> dict[str, Any]:
+    """A stored state without what differs between runs (when events were stored) and what
+    only a monitor that crashed mid-batch holds (its outbox)."""
+    found: dict[str, Any] = json.loads(replace(state, received_at=0.0, outbox=[]).to_json())
+    return found
+
+
+async def connect(cluster: NatsCluster, *servers: str) -> NATS:
+    """A client of ``servers`` (every node by default) that reconnects at once and for ever."""
+    options = {**cluster.options(), "servers": list(servers) or cluster.urls}
+    return await nats.connect(**options, reconnect_time_wait=0.2, max_reconnect_attempts=-1)
+
+
+async def reset(js: JetStreamContext) -> None:
+    """Delete what the monitors use and make the streams again with three replicas."""
+    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM):
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(stream)
+    for bucket in (STATE_BUCKET, LEASE_BUCKET):
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(f"KV_{bucket}")
+    await ensure_streams(js, FLOOD_RISK, replicas=REPLICAS)
+
+
+async def publish_once(js: JetStreamContext, ev: MonitorEvent) -> None:
+    """Publish ``ev`` until the stream acknowledges it; a retry after a lost ack is stored once
+    (``Nats-Msg-Id``)."""
+    deadline = time.monotonic() + PUBLISH_BOUND_S
+    headers = {"Nats-Msg-Id": ev.event_id}
+    while True:
+        try:
+            await js.publish(monitor_subject(ev.kind), ev.to_json(), timeout=2, headers=headers)
+            return
+        except NatsError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+async def flood_with_a_node_down(
+    cluster: NatsCluster, js: JetStreamContext, events: list[MonitorEvent], node: int
+) -> None:
+    """Publish ``events``; kill ``node`` after ``KILL_AT`` and start it again after
+    ``RESTART_AT`` (and ``MIN_DOWN_S``), while the publishing goes on."""
+    killed_at = 0.0
+    restarting: asyncio.Task[None] | None = None
+    for start in range(0, len(events), WINDOW):
+        await asyncio.gather(*(publish_once(js, ev) for ev in events[start : start + WINDOW]))
+        published = start + WINDOW
+        if published >= KILL_AT and not killed_at:
+            await asyncio.to_thread(cluster.kill, node)
+            killed_at = time.monotonic()
+        down = time.monotonic() - killed_at
+        if published >= RESTART_AT and restarting is None and down >= MIN_DOWN_S:
+            restarting = asyncio.create_task(asyncio.to_thread(cluster.restart, node))
+    if restarting is None:
+        await asyncio.sleep(max(0.0, MIN_DOWN_S - (time.monotonic() - killed_at)))
+        restarting = asyncio.create_task(asyncio.to_thread(cluster.restart, node))
+    await restarting
+
+
+@contextlib.asynccontextmanager
+async def monitors(conns: list[NATS]) -> AsyncIterator[list[RiskMonitor]]:
+    """One risk monitor per connection, running until the block ends."""
+    started = [RiskMonitor(nc, FLOOD_RISK, replicas=REPLICAS) for nc in conns]
+    for monitor in started:
+        await monitor.start()
+    stop = asyncio.Event()
+    runs = [asyncio.create_task(m.run(stop, idle_wait=0.05)) for m in started]
+    try:
+        yield started
+    finally:
+        stop.set()
+        await asyncio.gather(*runs)
+
+
+async def processed(js: JetStreamContext, count: int, timeout_s: float = 120.0) -> None:
+    """Wait until the monitors' consumer has acknowledged all ``count`` events."""
+    deadline = time.monotonic() + timeout_s
+    left: tuple[int, int, int] | None = None
+    while left != (0, 0, count):
+        assert time.monotonic() < deadline, f"(pending, unacknowledged, ack floor): {left}"
+        await asyncio.sleep(0.1)
+        with contextlib.suppress(NatsError):
+            info = await js.consumer_info(MONITOR_STREAM, CONSUMER, timeout=2)
+            floor = info.ack_floor.stream_seq if info.ack_floor else 0
+            left = (info.num_pending or 0, info.num_ack_pending or 0, floor or 0)
+
+
+async def stored(js: JetStreamContext, stream: str, subject: str) -> list[bytes]:
+    """Every message of ``stream`` (on ``subject``), in stream order."""
+    total = (await js.stream_info(stream)).state.messages
+    sub = await js.subscribe(subject, stream=stream, ordered_consumer=True)
+    try:
+        return [(await sub.next_msg(timeout=5)).data for _ in range(total)]
+    finally:
+        await sub.unsubscribe()
+
+
+async def stored_states(js: JetStreamContext) -> dict[str, dict[str, Any]]:
+    """The task states in the monitors' bucket, comparable. A read is tried again when it ends
+    early: a KV watch on a node that has just rejoined sometimes never marks the end of the
+    stored keys (the monitor retries its own reads the same way)."""
+    store = StateStore(await ensure_bucket(js, replicas=REPLICAS))
+    for _ in range(2):
+        with contextlib.suppress(ServiceError):
+            return {s.task_id: comparable(s) for s in await store.task_states()}
+    return {s.task_id: comparable(s) for s in await store.task_states()}
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+async def test_a_flood_through_a_node_kill_gives_the_signals_and_states_of_one_clean_run(
+    nats_cluster: NatsCluster, count: int
+) -> None:
+    events = flood_events()
+    nc = await connect(nats_cluster)
+    conns: list[NATS] = []
+    try:
+        js = nc.jetstream()
+        await reset(js)
+        killed = await stream_leader(nats_cluster, MONITOR_STREAM)
+        # A plain subscriber on a node that stays up: core NATS keeps nothing for the
+        # subscribers of a dead node, so one there would miss what a reconnect cannot bring back.
+        heard: Counter[str] = Counter()
+
+        async def hear(msg: Msg) -> None:
+            heard[UserSignal.from_json(msg.data).signal_id] += 1
+
+        listener = await connect(nats_cluster, nats_cluster.urls[(killed + 1) % 3])
+        conns.append(listener)
+        await listener.subscribe(SIGNAL_SUBJECTS, cb=hear)
+        await listener.flush()
+        conns += [await connect(nats_cluster) for _ in range(count)]
+        async with monitors(conns[1:]) as running:
+            await flood_with_a_node_down(nats_cluster, js, events, killed)
+            await processed(js, FLOOD)
+        assert sum(m.stats.dead_letters for m in running) == 0
+        assert (await js.stream_info(DEAD_LETTER_STREAM)).state.messages == 0
+
+        in_stream = [event_from_json(data) for data in await stored(js, MONITOR_STREAM, ">")]
+        assert sorted(ev.event_id for ev in in_stream) == sorted(ev.event_id for ev in events)
+        expected_ids, expected_states = one_monitor(in_stream, FLOOD_RISK)
+        assert len(expected_ids) == 2 * FLOOD_TASKS  # an escalation and a halt per task
+
+        signals = await stored(js, SIGNAL_STREAM, "user.signal.>")
+        found = Counter(UserSignal.from_json(data).signal_id for data in signals)
+        assert found == Counter(expected_ids), "a signal was lost or stored twice"
+        deadline = time.monotonic() + 10
+        while heard != Counter(expected_ids) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert heard == Counter(expected_ids), "a plain subscriber missed or repeated a signal"
+        assert await stored_states(js) == {t: comparable(s) for t, s in expected_states.items()}
+    finally:
+        for conn in [nc, *conns]:
+            await conn.close()
