@@ -31,9 +31,10 @@ class Running:
         client: Client | None = None,
         risk: RiskConfig = TEST_RISK,
         liveness: WorkflowLiveness | None = None,
+        replicas: int = 1,
     ) -> None:
         bridge = TemporalSignalBridge.for_client(client, OWNER.sign) if client is not None else None
-        self.monitor = RiskMonitor(nc, risk, bridge, liveness=liveness)
+        self.monitor = RiskMonitor(nc, risk, bridge, liveness=liveness, replicas=replicas)
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 

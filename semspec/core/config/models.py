@@ -182,9 +182,10 @@ class RiskConfig(_Section):
     """Most events the monitor evaluates and stores together before acknowledging them."""
     max_ack_pending: int = Field(default=1_000, ge=1)
     """Most events the monitor's consumer holds unacknowledged at once."""
-    ack_wait_s: float = Field(default=10.0, gt=0)
-    """Seconds before an unacknowledged event is delivered again (e.g. after a crash): events a
-    killed monitor held wait this long for the monitor taking over."""
+    ack_wait_s: float = Field(default=5.0, gt=0)
+    """Seconds before an unacknowledged event is delivered again (e.g. after a crash). Up to
+    two thirds of ``leader.lease_ttl_s``, the events a killed monitor held are due again when a
+    standby takes over; above, the standby waits for them (ADR 0005)."""
     signal_dedupe_window_s: float = Field(default=3_600.0, gt=0)
     """Seconds JetStream remembers signal ids, so a re-published signal is dropped."""
     protected_paths: RiskRule = Field(default_factory=lambda: _rule(0, "halt"))

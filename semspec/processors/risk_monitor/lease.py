@@ -22,7 +22,6 @@ from typing import Any
 from nats.js import JetStreamContext
 from nats.js.errors import (
     BucketNotFoundError,
-    KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
 )
@@ -76,6 +75,8 @@ class Lease:
         self._revision = 0
         self._valid_until = 0.0
         self._value = holder.to_json()
+        self.given_up = False
+        """Whether the last holder gave the lease up (else it ran out, or nobody held it)."""
 
     @property
     def renew_every_s(self) -> float:
@@ -91,21 +92,42 @@ class Lease:
         """True while this monitor holds the lease with the margin to commit a batch."""
         return self._revision > 0 and time.monotonic() < self._valid_until
 
+    @property
+    def since_last_pull_s(self) -> float:
+        """How long before a takeover a holder that died last pulled events, at least: the
+        key outlives its last renewal by the TTL, and the holder renewed every third of it."""
+        return self.ttl_s - self.renew_every_s
+
     async def acquire(self) -> bool:
         """Take the lease if nobody holds it; true when this monitor holds it now."""
         since = datetime.now(UTC).isoformat(timespec="seconds")
         value = LeaseHolder(self.holder.identity, self.holder.token, since).to_json()
         sent = time.monotonic()
         try:
-            revision = await self._kv.create(LEASE_KEY, value)
+            revision, given_up = await self._create(value)
         except (KeyWrongLastSequenceError, KeyNotFoundError):
             return False  # held by another (or it expired between two reads: next poll)
         except Exception as exc:
             log().warning("taking the monitor lease failed", error=str(exc))
             return False
         self._value = value
+        self.given_up = given_up
         self._held(revision, sent)
         return True
+
+    async def _create(self, value: bytes) -> tuple[int, bool]:
+        """``kv.create``, also saying whether the key was given up (a delete marker) rather
+        than absent (expired, or never written)."""
+        try:
+            return await self._kv.update(LEASE_KEY, value, last=0), False
+        except KeyWrongLastSequenceError:
+            try:
+                await self._kv.get(LEASE_KEY)
+            except KeyNotFoundError as gone:  # nats-py's get reports a delete marker so
+                if gone.entry is None or not gone.entry.revision:
+                    raise
+                return await self._kv.update(LEASE_KEY, value, last=gone.entry.revision), True
+            raise  # held
 
     async def renew(self) -> bool:
         """Extend the lease; false once it is lost (another monitor holds it, or it ran out)."""
@@ -159,7 +181,7 @@ async def active_holder(js: JetStreamContext) -> LeaseHolder | None:
     try:
         kv = await js.key_value(LEASE_BUCKET)
         entry = await kv.get(LEASE_KEY)
-    except (BucketNotFoundError, KeyNotFoundError, KeyDeletedError):
+    except (BucketNotFoundError, KeyNotFoundError):
         return None
     if entry.value is None:
         return None

@@ -78,6 +78,8 @@ MAX_TASK_ID_CHARS = 256
 """Longer task ids are refused: ids are stored in every file the task touched."""
 _PARALLEL_QUESTIONS = 32
 _LIVENESS_TIMEOUT_S = 5.0
+_ORPHAN_SLACK_S = 0.5
+"""Time the server may take past ``ack_wait`` to put an unacknowledged event up again."""
 
 
 class LeaseLost(Exception):
@@ -218,6 +220,8 @@ class RiskMonitor:
         self.store.forget()
         try:
             await self._recover()
+            if not self.lease.given_up:
+                await self._await_orphans()
             feed = PullFeed(self._nc, MONITOR_STREAM, self._consumer, self._risk.batch_size)
             await feed.start()
         except Exception as exc:  # e.g. NATS is away: stand by and try again
@@ -228,6 +232,18 @@ class RiskMonitor:
         self.stats.takeovers += 1
         log().info("active: consuming loop events", identity=self._holder.identity)
         return True
+
+    async def _await_orphans(self) -> None:
+        """Wait until the events a monitor that died holding the lease had pulled are due
+        again (``ack_wait_s`` after it pulled them): the consumer hands those out before newer
+        ones, so the events are evaluated in stream order, as one monitor would have."""
+        delay = self._risk.ack_wait_s - self.lease.since_last_pull_s + _ORPHAN_SLACK_S
+        if delay <= 0:
+            return
+        info = await self._js.consumer_info(MONITOR_STREAM, self._consumer)
+        if info.num_ack_pending:
+            log().info("waiting for the events the previous monitor held", seconds=delay)
+            await asyncio.sleep(delay)
 
     async def _step_down(self, *, stopping: bool = False) -> None:
         """Stop pulling, hand back what was pulled but not handled, give up the lease."""

@@ -19,7 +19,6 @@ from typing import Any
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import (
     APIError,
-    KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
 )
@@ -155,12 +154,11 @@ class StateStore:
             return None
         try:
             entry = await self._kv.get(key)
-        except KeyDeletedError as exc:
-            # A delete marker is the key's last message: the next write must name it.
-            self._revisions[key] = exc.entry.revision or 0
-            return None
-        except KeyNotFoundError:
-            self._revisions[key] = 0
+        except KeyNotFoundError as exc:
+            # A delete marker (nats-py's get reports it so, with the marker as its entry) is
+            # the key's last message: the next write must name it.
+            marker = exc.entry.revision if exc.entry is not None else None
+            self._revisions[key] = marker or 0
             return None
         self._revisions[key] = entry.revision or 0
         return entry.value
