@@ -75,9 +75,13 @@ async def connect_nats(
         await client.close()
         if not isinstance(exc, Exception):
             raise
+        if isinstance(exc, TimeoutError):
+            why = f" (last error: {describe_error(last[0])})" if last else ""
+            message = f"no server accepted a connection within {first_connect_s:g}s{why}"
+        else:
+            message = f"cannot connect: {describe_error(exc)}"
         raise ServiceError(
-            f"no server accepted a connection within {first_connect_s:g}s"
-            f" (last error: {describe_error(last[0] if last else exc)})",
+            message,
             service="nats",
             address=", ".join(urls),
             hint=HINT,
