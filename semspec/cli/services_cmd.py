@@ -110,6 +110,33 @@ def _jetstream(ctx: typer.Context) -> dict[str, Any]:
     return found
 
 
+def _monitor_roles(
+    statuses: list[ServiceStatus], health: dict[str, Any] | None
+) -> list[ServiceStatus]:
+    """Each running monitor marked ``active`` (it holds the lease, ADR 0005) or ``standby``."""
+    if health is None or "error" in health:
+        return statuses
+    active = health.get("active_monitor") or ""
+    marked = []
+    for s in statuses:
+        if s.name == "monitor" and s.state in ("up", "stale"):
+            role = "active" if s.identity == active else "standby"
+            s = replace(s, extra={**(s.extra or {}), "role": role})
+        marked.append(s)
+    return marked
+
+
+def _monitors_line(statuses: list[ServiceStatus], health: dict[str, Any]) -> str:
+    """Which monitor consumes the loop events and how many stand by."""
+    roles = [(s.extra or {}).get("role") for s in statuses if s.name == "monitor"]
+    standing = f"{roles.count('standby')} standing by"
+    active = health.get("active_monitor") or ""
+    if not active:
+        return f"monitor: none active (none holds the lease yet), {standing}"
+    where = "" if "active" in roles else " (on another machine)"
+    return f"monitor: {active} active{where}, {standing}"
+
+
 def _show_jetstream(ctx: typer.Context, health: dict[str, Any]) -> None:
     """JetStream's replicas and health as text: one row per stream, then what is wrong."""
     console = cli_context(ctx).console
@@ -205,7 +232,10 @@ def register(app: typer.Typer) -> None:
         statuses = Supervisor(cli.config, cli.repo).status()
         nats = next((s for s in statuses if s.name == "nats"), None)
         health = _jetstream(ctx) if nats is not None and nats.state in ("up", "external") else None
+        statuses = _monitor_roles(statuses, health)
         _show_fenced(ctx, statuses, as_json, health)
+        if health is not None and "error" not in health and not as_json:
+            cli.console.print(_monitors_line(statuses, health), markup=False, soft_wrap=True)
         leaderless = health is not None and any(
             not s.get("leader") for s in health.get("streams", [])
         )

@@ -20,6 +20,7 @@ from nats.js.errors import APIError
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
 from semspec.core.nats_connect import connect_nats, describe_error
+from semspec.processors.risk_monitor.lease import active_holder
 from semspec.processors.risk_monitor.streams import (
     CONSUMER,
     STATE_BUCKET,
@@ -78,6 +79,8 @@ class JetStreamHealth:
     """Names of the servers seen leading or following a stream (offline ones included)."""
     offline: list[str]
     streams: list[StreamHealth] = field(default_factory=list)
+    active_monitor: str = ""
+    """Identity (``pid@host``) of the monitor holding the lease (ADR 0005); empty: none is."""
 
     @property
     def healthy(self) -> bool:
@@ -137,6 +140,7 @@ async def jetstream_health(config: SemspecConfig, repo: Path) -> JetStreamHealth
         names = await _stream_names(nc)
         js = nc.jetstream(timeout=STREAM_INFO_S)
         infos = await asyncio.gather(*(_stream_info(js, name) for name in names))
+        holder = await active_holder(js)
         connected = nc.connected_url.geturl() if nc.connected_url else url
     finally:
         await nc.close()
@@ -155,6 +159,7 @@ async def jetstream_health(config: SemspecConfig, repo: Path) -> JetStreamHealth
         nodes=sorted(seen),
         offline=sorted(offline),
         streams=streams,
+        active_monitor=holder.identity if holder is not None else "",
     )
 
 
