@@ -6,11 +6,16 @@ in the same run:
 - ``raw_per_s``: nats-py pull ``fetch`` + ``ack`` of N pre-published events (the baseline);
 - ``feed_per_s``: the monitor's own streaming pull + ack alone (a second, tighter baseline);
 - ``events_per_s``: the monitor consuming the same N events (rules, KV state, acks);
+- ``two_monitors_per_s``: two monitors on the same stack consuming the same number of events
+  (one holds the lease and consumes, the other stands by: ADR 0005), and ``two_monitor_ratio``
+  against one monitor (target ≥ 0.9);
 - ``p50_ms``/``p99_ms``: publish → ``user.signal.*`` received, events paced at 1,000/s, each
-  event raising one signal.
+  event raising one signal; ``cluster_p50_ms``/``cluster_p99_ms`` the same on a 3-node cluster
+  (``tests/support/nats_cluster.py``) with every stream and bucket at 3 replicas.
 
 The last line printed is one JSON object with ``ratio``, ``events_per_s``, ``raw_per_s``,
-``p50_ms`` and ``p99_ms``.
+``two_monitors_per_s``, ``two_monitor_ratio``, ``p50_ms``, ``p99_ms``, ``cluster_p50_ms`` and
+``cluster_p99_ms``.
 """
 
 from __future__ import annotations
@@ -30,19 +35,24 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from semspec.core.config.models import RiskConfig
 from semspec.core.logging import configure_logging
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.risk_monitor.puller import PullFeed
-from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
 from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
 from semspec.vocabulary.subjects import monitor_subject
+from tests.support.monitor_reset import fresh_monitor_streams
+from tests.support.nats_cluster import NatsCluster
 
 EVENTS = 20_000
 TASKS = 50
 LATENCY_EVENTS = 2_000
+ROUNDS = 5
+"""Runs of one monitor and of two, alternated."""
 RATE = 1_000.0
 
 
@@ -147,27 +157,38 @@ async def feed_rate(nc: NATS, count: int) -> float:
     return count / elapsed
 
 
-async def monitor_rate(nc: NATS, events: list[MonitorEvent]) -> float:
-    """The monitor consuming the same number of events (rules, KV writes, acks)."""
-    await ensure_streams(nc.jetstream(), RiskConfig())
+async def monitor_rate(url: str, events: list[MonitorEvent], monitors: int = 1) -> float:
+    """``monitors`` monitors on their own connections consuming the same number of events
+    (rules, KV writes, acks), from fresh streams and state."""
+    conns = [await nats.connect(url) for _ in range(monitors + 1)]
+    nc = conns[0]
+    await fresh_monitor_streams(nc.jetstream(), RiskConfig())
     await publish_all(nc, events, {ev.kind: monitor_subject(ev.kind) for ev in events})
-    monitor = RiskMonitor(nc, RiskConfig())
-    await monitor.start()
+    running = [RiskMonitor(conn, RiskConfig()) for conn in conns[1:]]
+    for monitor in running:
+        await monitor.start()
     stop = asyncio.Event()
     started = time.perf_counter()
-    runner = asyncio.create_task(monitor.run(stop, idle_wait=0.05))
-    while monitor.stats.acked < len(events):
+    runners = [asyncio.create_task(m.run(stop, idle_wait=0.05)) for m in running]
+    while sum(m.stats.acked for m in running) < len(events):
         await asyncio.sleep(0.005)
-    await nc.flush()
+    for conn in conns[1:]:
+        await conn.flush()
     elapsed = time.perf_counter() - started
     stop.set()
-    await runner
+    await asyncio.gather(*runners)
+    for conn in conns:
+        await conn.close()
+    evaluated = sum(m.stats.events for m in running)
+    if evaluated != len(events):  # more than one was active, or an event came back
+        print(f"warning: {evaluated} evaluations of {len(events)} events", file=sys.stderr)
     return len(events) / elapsed
 
 
-async def latency(url: str) -> list[float]:
-    """Publish → signal latency in ms, one escalating event per new task at ``RATE`` per second."""
-    monitor_nc, pub_nc, sub_nc = [await nats.connect(url) for _ in range(3)]
+async def latency(options: dict[str, Any], replicas: int = 1) -> list[float]:
+    """Publish → signal latency in ms, one escalating event per new task at ``RATE`` per second,
+    on the NATS that ``options`` (for ``nats.connect``) name, streams at ``replicas``."""
+    monitor_nc, pub_nc, sub_nc = [await nats.connect(**options) for _ in range(3)]
     sent: dict[str, float] = {}
     seen: dict[str, float] = {}
 
@@ -177,7 +198,8 @@ async def latency(url: str) -> list[float]:
 
     await sub_nc.subscribe("user.signal.>", cb=on_signal)
     await sub_nc.flush()
-    monitor = RiskMonitor(monitor_nc, RiskConfig())  # the durable consumer: all acked
+    # The durable consumer: all acked.
+    monitor = RiskMonitor(monitor_nc, RiskConfig(), replicas=replicas)
     await monitor.start()
     stop = asyncio.Event()
     runner = asyncio.create_task(monitor.run(stop, idle_wait=0.05))
@@ -199,29 +221,53 @@ async def latency(url: str) -> list[float]:
     return [(seen[t] - sent[t]) * 1000 for t in sent if t in seen]
 
 
+def percentiles(lat: list[float]) -> tuple[float, float]:
+    """p50 and p99 of latencies in ms, with a warning when some signals never arrived."""
+    if len(lat) < LATENCY_EVENTS:
+        print(f"warning: {LATENCY_EVENTS - len(lat)} signals never arrived", file=sys.stderr)
+    lat = sorted(lat)
+    return statistics.median(lat), lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+
+
+async def cluster_latency(root: Path) -> list[float]:
+    """Publish → signal latency on a 3-node cluster with 3 replicas; the nodes stopped by PID."""
+    cluster = NatsCluster(root)
+    try:
+        cluster.start()
+        return await latency(cluster.options(), replicas=3)
+    finally:
+        cluster.stop()
+
+
 async def main() -> dict[str, float]:
     configure_logging("json", "ERROR")
     with tempfile.TemporaryDirectory(prefix="semspec-bench-") as tmp:
-        proc, url = start_server(Path(tmp))
+        proc, url = start_server(Path(tmp) / "single")
         try:
             nc = await nats.connect(url)
             raw = await raw_rate(nc, quiet_events(EVENTS, "raw"))
             feed = await feed_rate(nc, EVENTS)
-            ours = await monitor_rate(nc, quiet_events(EVENTS, "mon"))
             await nc.close()
-            lat = sorted(await latency(url))
+            # Alternated and the median kept: the machine's load moves single runs by 10-20%.
+            ones, twos = [], []
+            for n in range(ROUNDS):
+                ones.append(await monitor_rate(url, quiet_events(EVENTS, f"one{n}")))
+                twos.append(await monitor_rate(url, quiet_events(EVENTS, f"two{n}"), monitors=2))
+            ours, two = statistics.median(ones), statistics.median(twos)
+            p50, p99 = percentiles(await latency({"servers": url}))
         finally:
             stop_server(proc)
-    if len(lat) < LATENCY_EVENTS:
-        print(f"warning: {LATENCY_EVENTS - len(lat)} signals never arrived", file=sys.stderr)
-    p50 = statistics.median(lat)
-    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+        cluster_p50, cluster_p99 = percentiles(await cluster_latency(Path(tmp) / "cluster"))
     result = {
         "ratio": round(ours / raw, 3),
         "events_per_s": round(ours, 1),
         "raw_per_s": round(raw, 1),
+        "two_monitors_per_s": round(two, 1),
+        "two_monitor_ratio": round(two / ours, 3),
         "p50_ms": round(p50, 2),
         "p99_ms": round(p99, 2),
+        "cluster_p50_ms": round(cluster_p50, 2),
+        "cluster_p99_ms": round(cluster_p99, 2),
         "feed_per_s": round(feed, 1),
         "feed_ratio": round(ours / feed, 3),
     }
@@ -229,7 +275,11 @@ async def main() -> dict[str, float]:
     print(f"streaming pull + ack:       {feed:10.0f} events/s   (the monitor's feed alone)")
     print(f"risk monitor (rules + KV):  {ours:10.0f} events/s   ratio {ours / raw:.2f}x")
     print(f"  vs streaming pull alone: {ours / feed:.2f}x")
+    print(f"two monitors (one active):  {two:10.0f} events/s   {two / ours:.2f}x one monitor")
     print(f"publish → signal @ {RATE:.0f}/s:  p50 {p50:.2f} ms   p99 {p99:.2f} ms")
+    print(
+        f"  on a 3-node cluster, 3 replicas:  p50 {cluster_p50:.2f} ms   p99 {cluster_p99:.2f} ms"
+    )
     print(json.dumps(result, sort_keys=True))
     return result
 

@@ -30,7 +30,6 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
-from nats.js.errors import NotFoundError
 
 from semspec.core.config.models import LeaderConfig, RiskConfig
 from semspec.core.errors import ServiceError
@@ -39,10 +38,7 @@ from semspec.processors.risk_monitor.state import TaskState
 from semspec.processors.risk_monitor.store import StateStore
 from semspec.processors.risk_monitor.streams import (
     CONSUMER,
-    LEASE_BUCKET,
-    STATE_BUCKET,
     ensure_bucket,
-    ensure_streams,
 )
 from semspec.vocabulary.events import MonitorEvent, UserSignal, event_from_json
 from semspec.vocabulary.subjects import (
@@ -62,6 +58,7 @@ from tests.support.mdurl_project import (
 )
 from tests.support.monitor_events import loop_event, one_monitor
 from tests.support.monitor_probe import wait_until_monitor_idle
+from tests.support.monitor_reset import fresh_monitor_streams
 from tests.support.nats_cluster import NatsCluster
 from tests.support.scenario_tasks import finished, new_id, submit
 from tests.support.stack import running_stack, sample_config
@@ -220,17 +217,6 @@ async def connect(cluster: NatsCluster, *servers: str) -> NATS:
     return await nats.connect(**options, reconnect_time_wait=0.2, max_reconnect_attempts=-1)
 
 
-async def reset(js: JetStreamContext) -> None:
-    """Delete what the monitors use and make the streams again with three replicas."""
-    for stream in (MONITOR_STREAM, SIGNAL_STREAM, DEAD_LETTER_STREAM):
-        with contextlib.suppress(NotFoundError):
-            await js.delete_stream(stream)
-    for bucket in (STATE_BUCKET, LEASE_BUCKET):
-        with contextlib.suppress(NotFoundError):
-            await js.delete_stream(f"KV_{bucket}")
-    await ensure_streams(js, FLOOD_RISK, replicas=REPLICAS)
-
-
 async def publish_once(js: JetStreamContext, ev: MonitorEvent) -> None:
     """Publish ``ev`` until the stream acknowledges it; a retry after a lost ack is stored once
     (``Nats-Msg-Id``)."""
@@ -326,7 +312,7 @@ async def test_a_flood_through_a_node_kill_gives_the_signals_and_states_of_one_c
     conns: list[NATS] = []
     try:
         js = nc.jetstream()
-        await reset(js)
+        await fresh_monitor_streams(js, FLOOD_RISK, REPLICAS)
         killed = await stream_leader(nats_cluster, MONITOR_STREAM)
         # A plain subscriber on a node that stays up: core NATS keeps nothing for the
         # subscribers of a dead node, so one there would miss what a reconnect cannot bring back.
