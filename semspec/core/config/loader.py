@@ -90,6 +90,7 @@ def _expected_form(error_type: str, ctx: Mapping[str, Any] | None) -> str | None
         "dict_type": "a mapping",
         "model_type": "a mapping",
         "list_type": "a list",
+        "string_or_list_type": "a string or a list of strings",
         "extra_forbidden": "one of the documented keys (`semspec config reference`)",
         "missing": "this field to be present",
     }

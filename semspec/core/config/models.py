@@ -7,7 +7,7 @@ Every field has a docstring; ``semspec config show`` prints the effective values
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -19,6 +19,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
@@ -325,6 +326,17 @@ class NatsConfig(_Section):
     auth_file: str | None = None
     """Path (relative to the repository) of a JSON file with ``user`` and ``password``: another
     repository's ``.semspec/run/nats.auth.json`` when this one joins that repository's stack."""
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _one_url_or_a_list(cls, url: Any) -> Any:
+        # Before the union: its own errors would name each member (``url.str``, ``url.list[str]``)
+        # rather than the field a user wrote.
+        if url is None or isinstance(url, str):
+            return url
+        if isinstance(url, list) and all(isinstance(one, str) for one in url):
+            return url
+        raise PydanticCustomError("string_or_list_type", "Input should be a URL or a list of URLs")
 
     @field_validator("url")
     @classmethod
