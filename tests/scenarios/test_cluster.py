@@ -60,7 +60,7 @@ from tests.support.monitor_events import loop_event, one_monitor
 from tests.support.monitor_probe import wait_until_monitor_idle
 from tests.support.monitor_reset import fresh_monitor_streams
 from tests.support.nats_cluster import NatsCluster
-from tests.support.scenario_tasks import finished, new_id, submit
+from tests.support.scenario_tasks import new_id, submit
 from tests.support.stack import running_stack, sample_config
 from tests.support.stream_reads import task_events
 
@@ -98,6 +98,11 @@ def two_iterations(path: str) -> list[dict[str, Any]]:
 def event_keys(events: list[MonitorEvent]) -> list[str]:
     """Each event's id without the task's workflow and run ids: iteration, kind and key."""
     return [ev.event_id.split("/", 2)[2] for ev in events]
+
+
+def outbox_drained(status: dict[str, Any]) -> bool:
+    """Whether the task has an outcome and its outbox is empty (its workflow has returned)."""
+    return bool(status["outcome"]) and status["events_pending"] == 0
 
 
 async def stream_leader(cluster: NatsCluster, stream: str) -> int:
@@ -150,7 +155,8 @@ def test_tasks_on_a_cluster_whose_stream_leader_dies_are_approved_with_every_eve
             nats_cluster.restart(killed)
         alive = (killed + 1) % len(nats_cluster.nodes)
         for task_id in tasks:
-            status = finished(stack, repo, task_id, timeout_s=120)
+            # The outcome shows at once; the outbox may still be waiting out its backoff.
+            status = stack.wait_status(task_id, outbox_drained, timeout_s=120)
             assert status["outcome"] == "approved", status
             assert (status["events_dropped"], status["events_pending"]) == (0, 0)
             got = event_keys(asyncio.run(task_events(node_url(nats_cluster, alive), task_id)))
