@@ -109,20 +109,24 @@ class StateStore:
         held = (await self._kv.status()).values
         watcher = await self._kv.watchall()
         seen = 0
+        ended = False  # nats-py said "end of what is stored", maybe early (see below)
         try:
-            while True:
+            # Stop once every message the bucket held when the scan began has come. nats-py's own
+            # end marker may come before the first key or between keys (the keys race the
+            # server's pending count, seen on a cluster): it is trusted only when nothing more
+            # comes after it (keys that expired or were purged since the count).
+            while seen < held:
                 try:
                     entry = await watcher.updates(timeout=_SCAN_WAIT_S)  # type: ignore[no-untyped-call]
                 except NatsTimeoutError as exc:
+                    if ended:
+                        break
                     raise ServiceError(
                         f"reading the monitor state stopped after {seen} of {held} keys",
                         service="nats",
                     ) from exc
-                if entry is None:  # the end of what is stored now...
-                    if seen or not held:
-                        break
-                    # ...unless it came before the first key: nats-py marks the end early when
-                    # the keys reach it while it asks the server how many are pending.
+                if entry is None:
+                    ended = True
                     continue
                 seen += 1
                 self._revisions[entry.key] = entry.revision or 0
