@@ -32,7 +32,6 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 
 from semspec.core.config.models import LeaderConfig, RiskConfig
-from semspec.core.errors import ServiceError
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.risk_monitor.state import TaskState
 from semspec.processors.risk_monitor.store import StateStore
@@ -299,14 +298,8 @@ async def stored(js: JetStreamContext, stream: str, subject: str) -> list[bytes]
 
 
 async def stored_states(js: JetStreamContext) -> dict[str, dict[str, Any]]:
-    """The task states in the monitors' bucket, comparable. A read that times out is tried
-    again, as the monitor retries its own: on a replicated bucket ``StateStore.scan`` sometimes
-    reads every key and then waits in vain for the watch's end-of-keys marker (7 scans in 60 on
-    a healthy 3-node cluster, each failing after 10 s)."""
+    """The task states in the monitors' bucket, comparable."""
     store = StateStore(await ensure_bucket(js, replicas=REPLICAS))
-    for _ in range(2):
-        with contextlib.suppress(ServiceError):
-            return {s.task_id: comparable(s) for s in await store.task_states()}
     return {s.task_id: comparable(s) for s in await store.task_states()}
 
 
