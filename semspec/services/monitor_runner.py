@@ -7,7 +7,11 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import nats.errors
+import nats.js.errors
+
 from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.core.nats_connect import connect_nats
 from semspec.core.owner_key import load_owner_key
@@ -17,6 +21,11 @@ from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.processors.workflow_liveness import TemporalLiveness
 from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
 from semspec.services.presence import Presence, announce, default_identity, withdraw
+
+JETSTREAM_WAIT_S = 60.0
+"""How long a starting monitor waits for JetStream to answer: a cluster that just lost a node
+elects new stream leaders within seconds, and meanwhile its API times out or says unavailable."""
+_RETRY_EVERY_S = 1.0
 
 
 def log() -> Any:
@@ -52,7 +61,7 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     run_dir = run_dir_of(config, repo)
     presence: Presence | None = None
     try:
-        await monitor.start()
+        await _start(monitor, stop)
         presence = await asyncio.to_thread(
             announce, run_dir, "monitor", identity, "", endpoints.addresses()
         )
@@ -65,3 +74,29 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         if presence is not None:
             withdraw(run_dir, presence)
         await nc.drain()
+
+
+async def _start(monitor: RiskMonitor, stop: asyncio.Event) -> None:
+    """``monitor.start()``, tried again while JetStream does not answer, for up to
+    ``JETSTREAM_WAIT_S``; a request JetStream refuses (bad settings) fails at once."""
+    deadline = asyncio.get_running_loop().time() + JETSTREAM_WAIT_S
+    while True:
+        try:
+            await monitor.start()
+            return
+        except nats.js.errors.BadRequestError as exc:
+            raise ServiceError(
+                f"JetStream refused the monitor's streams: {exc.description or exc}",
+                service="nats",
+                hint="check services.nats.replicas against the cluster's nodes and risk.limits",
+            ) from None
+        except nats.errors.Error as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            if stop.is_set() or asyncio.get_running_loop().time() >= deadline:
+                raise ServiceError(
+                    f"JetStream did not answer within {JETSTREAM_WAIT_S:.0f}s ({error})",
+                    service="nats",
+                    hint="check that a majority of the cluster's nodes run (`semspec status`)",
+                ) from None
+            log().warning("JetStream does not answer yet; trying again", error=error)
+            await asyncio.sleep(_RETRY_EVERY_S)
