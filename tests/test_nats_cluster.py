@@ -33,7 +33,7 @@ from semspec.processors.risk_monitor.streams import (
     STATE_BUCKET,
     ensure_streams,
 )
-from semspec.services.jetstream import prepare_jetstream
+from semspec.services.jetstream import OFFLINE_AFTER_S, jetstream_health, prepare_jetstream
 from semspec.services.specs import NatsSpec
 from semspec.services.supervisor import Supervisor
 from semspec.vocabulary.subjects import (
@@ -230,7 +230,9 @@ async def test_status_shows_each_streams_replicas_leader_and_the_nodes_seen(
         subprocess.run, [*argv, "--json"], capture_output=True, text=True, env=_env(), timeout=60
     )
     assert done.returncode == 1, done.stderr  # temporal is not there
-    health = json.loads(done.stdout)[0]["jetstream"]
+    nats_row = json.loads(done.stdout)[0]
+    assert (nats_row["state"], nats_row["version"]) == ("up", NatsSpec().version())
+    health = nats_row["jetstream"]
     names = {node.name for node in nats_cluster.nodes}
     assert health["cluster"] == nats_cluster.name
     assert set(health["nodes"]) == names
@@ -249,6 +251,63 @@ async def test_status_shows_each_streams_replicas_leader_and_the_nodes_seen(
     assert "nodes seen: n0, n1, n2; replicas configured: 3" in text.stdout
     row = next(line for line in text.stdout.splitlines() if MONITOR_STREAM in line)
     assert streams[MONITOR_STREAM]["leader"] in row and " 3 " in row
+
+
+async def _until_offline(config: SemspecConfig, repo: Path, node: str, bound_s: float) -> bool:
+    """Whether ``status``'s health shows ``node`` offline within ``bound_s``."""
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        if node in (await jetstream_health(config, repo)).offline:
+            return True
+        await asyncio.sleep(1)
+    return False
+
+
+async def test_status_shows_a_killed_node_offline_once_no_leader_hears_from_it(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=3)
+    config = load_config(repo, environ={})
+    await prepare_jetstream(config, repo)
+    # Not the meta leader, so that streams keep being managed while it is gone.
+    killed = next(i for i, n in enumerate(nats_cluster.nodes) if n.name != nats_cluster.leader())
+    name = nats_cluster.nodes[killed].name
+    nats_cluster.kill(killed)
+    try:
+        # NATS itself would flag it offline only after minutes.
+        assert await _until_offline(config, repo, name, OFFLINE_AFTER_S + 30)
+        done = await asyncio.to_thread(_cli, repo, "status", "--json")
+        text = await asyncio.to_thread(_cli, repo, "status")
+    finally:
+        nats_cluster.restart(killed)
+    health = json.loads(done.stdout)[0]["jetstream"]
+    assert health["offline"] == [name]
+    assert name not in health["nodes"]
+    followers = [f for s in health["streams"] for f in s["followers"] if f["node"] == name]
+    assert followers and all(f["offline"] and f["silent_s"] > OFFLINE_AFTER_S for f in followers)
+    seen = next(line for line in text.stdout.splitlines() if "nodes seen:" in line)
+    assert name not in seen.partition("nodes seen:")[2].partition(";")[0]
+    row = next(line for line in text.stdout.splitlines() if MONITOR_STREAM in line)
+    assert f"{name} (offline, last heard" in row
+
+
+def test_status_with_a_wrong_password_says_nats_refused_and_why(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    repo = _cluster_repo(tmp_path / "repo", nats_cluster, replicas=3)
+    config = yaml.safe_load((repo / ".semspec" / "config.yaml").read_text(encoding="utf-8"))
+    config["services"]["nats"]["password"] = "not-the-password"
+    (repo / ".semspec" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = _cli(repo, "status")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    cells = [[cell.strip() for cell in line.split("│")] for line in lines]
+    assert next(row[2] for row in cells if row[1:2] == ["nats"]) == "refused", done.stdout
+    why = [line for line in lines if line.startswith("nats refused: ")]
+    assert len(why) == 1 and "Authorization Violation" in why[0], done.stdout
+    assert not any(line.startswith("JetStream") for line in lines)
+    failing = next(line for line in lines if line.startswith("not healthy: "))
+    assert "nats refused" in failing
 
 
 async def test_on_a_single_server_streams_have_one_replica_by_default(

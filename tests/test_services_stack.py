@@ -154,7 +154,7 @@ def test_status_probes_external_endpoints_instead_of_pids(tmp_path: Path) -> Non
     finally:
         nats.stop()
     assert [(s["name"], s["state"], s["address"]) for s in statuses[:2]] == [
-        ("nats", "external", nats.url),
+        ("nats", "up", nats.url),
         ("temporal", "unreachable", "127.0.0.1:9"),
     ]
 

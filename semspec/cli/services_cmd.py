@@ -35,6 +35,10 @@ def _show(
     columns = ["service", "state", "address", "version", "pid", "identity"]
     print_table(cli.console, None, columns, rows)
     for status in statuses:
+        if status.extra and status.extra.get("reason"):
+            line = f"{status.name} {status.state}: {status.extra['reason']}"
+            cli.console.print(line, markup=False, soft_wrap=True)
+    for status in statuses:
         if status.extra and status.extra.get("ui_url"):
             cli.console.print(f"Temporal Web UI: {status.extra['ui_url']}", markup=False)
     for status in statuses:
@@ -93,15 +97,19 @@ def _show_fenced(
 
 def _jetstream(ctx: typer.Context) -> dict[str, Any]:
     """The replicas and health of the stack's JetStream as ``status --json`` shows them, or
-    ``{"error": ...}`` when NATS does not answer."""
+    ``{"error": ...}`` when it does not answer, with ``"connect": "refused"`` (or
+    ``"unreachable"``) when no NATS server accepted the connection."""
     import asyncio
 
     from semspec.core.errors import SemspecError
+    from semspec.core.nats_connect import NatsConnectError
     from semspec.services.jetstream import jetstream_health
 
     cli = cli_context(ctx)
     try:
         health = asyncio.run(jetstream_health(cli.config, cli.repo))
+    except NatsConnectError as exc:
+        return {"error": exc.message, "connect": "refused" if exc.refused else "unreachable"}
     except SemspecError as exc:
         return {"error": exc.message}
     found: dict[str, Any] = asdict(health)
@@ -110,13 +118,51 @@ def _jetstream(ctx: typer.Context) -> dict[str, Any]:
     return found
 
 
+def _nats_connected(
+    statuses: list[ServiceStatus], health: dict[str, Any] | None
+) -> list[ServiceStatus]:
+    """The nats row as ``status``'s own connection found it: ``up`` with the server's version,
+    or ``refused``/``unreachable`` with the reason (a port that answers is not enough)."""
+    if health is None:
+        return statuses
+    marked = []
+    for s in statuses:
+        if s.name == "nats" and "connect" in health:
+            s = replace(
+                s, state=health["connect"], extra={**(s.extra or {}), "reason": health["error"]}
+            )
+        elif s.name == "nats" and "error" not in health:
+            state = "up" if s.state == "external" else s.state
+            s = replace(s, state=state, version=health["server_version"] or s.version)
+        marked.append(s)
+    return marked
+
+
+def _failures(statuses: list[ServiceStatus], health: dict[str, Any] | None) -> list[str]:
+    """What makes ``status`` exit 1: services not up, JetStream not answering, streams
+    without a leader."""
+    found = [
+        f"{' '.join(filter(None, (s.name, s.identity)))} {s.state}"
+        for s in statuses
+        if s.state not in ("up", "external")
+    ]
+    if health is not None and "error" in health and "connect" not in health:
+        found.append(f"JetStream unknown ({health['error']})")
+    found += [
+        f"stream {s['name']} has no leader"
+        for s in (health or {}).get("streams", [])
+        if not s.get("leader")
+    ]
+    return found
+
+
 def _monitor_roles(
     statuses: list[ServiceStatus], health: dict[str, Any] | None
 ) -> list[ServiceStatus]:
     """Each running monitor marked ``active`` (it holds the lease, ADR 0005) or ``standby``."""
-    if health is None or "error" in health:
+    if health is None or "error" in health or health.get("active_monitor") is None:
         return statuses
-    active = health.get("active_monitor") or ""
+    active = health["active_monitor"]
     marked = []
     for s in statuses:
         if s.name == "monitor" and s.state in ("up", "stale"):
@@ -130,7 +176,9 @@ def _monitors_line(statuses: list[ServiceStatus], health: dict[str, Any]) -> str
     """Which monitor consumes the loop events and how many stand by."""
     roles = [(s.extra or {}).get("role") for s in statuses if s.name == "monitor"]
     standing = f"{roles.count('standby')} standing by"
-    active = health.get("active_monitor") or ""
+    active = health.get("active_monitor")
+    if active is None:
+        return "monitor: unknown which is active (the lease bucket has no leader)"
     if not active:
         return f"monitor: none active (none holds the lease yet), {standing}"
     where = "" if "active" in roles else " (on another machine)"
@@ -140,6 +188,8 @@ def _monitors_line(statuses: list[ServiceStatus], health: dict[str, Any]) -> str
 def _show_jetstream(ctx: typer.Context, health: dict[str, Any]) -> None:
     """JetStream's replicas and health as text: one row per stream, then what is wrong."""
     console = cli_context(ctx).console
+    if "connect" in health:
+        return  # the nats row says why
     if "error" in health:
         console.print(f"JetStream: unknown: {health['error']}", markup=False, soft_wrap=True)
         return
@@ -156,7 +206,9 @@ def _show_jetstream(ctx: typer.Context, health: dict[str, Any]) -> None:
         followers = stream["followers"]
         current = [f["node"] for f in followers if f["current"] and not f["offline"]]
         behind = [
-            f"{f['node']} (offline)" if f["offline"] else f"{f['node']} (lag {f['lag']})"
+            f"{f['node']} (offline, last heard {f['silent_s']:.0f}s ago)"
+            if f["offline"]
+            else f"{f['node']} (lag {f['lag']})"
             for f in followers
             if f["offline"] or not f["current"]
         ]
@@ -225,19 +277,21 @@ def register(app: typer.Typer) -> None:
     def status(
         ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     ) -> None:
-        """Show each service: up/down, address, version; exit 1 if any is down."""
+        """Show each service: up/down, address, version; exit 1 (saying why) if any is not up,
+        JetStream does not answer or a stream has no leader."""
         from semspec.services.supervisor import Supervisor
 
         cli = cli_context(ctx)
         statuses = Supervisor(cli.config, cli.repo).status()
         nats = next((s for s in statuses if s.name == "nats"), None)
         health = _jetstream(ctx) if nats is not None and nats.state in ("up", "external") else None
-        statuses = _monitor_roles(statuses, health)
+        statuses = _monitor_roles(_nats_connected(statuses, health), health)
         _show_fenced(ctx, statuses, as_json, health)
         if health is not None and "error" not in health and not as_json:
             cli.console.print(_monitors_line(statuses, health), markup=False, soft_wrap=True)
-        leaderless = health is not None and any(
-            not s.get("leader") for s in health.get("streams", [])
-        )
-        if leaderless or any(s.state not in ("up", "external") for s in statuses):
+        failures = _failures(statuses, health)
+        if failures:
+            # On stderr with --json, so that stdout stays one JSON document.
+            out = cli.err if as_json else cli.console
+            out.print(f"not healthy: {'; '.join(failures)}", markup=False, soft_wrap=True)
             raise typer.Exit(1)

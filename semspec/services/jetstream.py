@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nats.aio.client import Client as NATS
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
-from nats.js.api import StreamInfo
+from nats.js.api import ClusterInfo, PeerInfo, StreamInfo
 from nats.js.errors import APIError
 
 from semspec.core.config.models import SemspecConfig
@@ -37,6 +38,12 @@ HEALTH_CONNECT_S = 5.0
 STREAM_INFO_S = 3.0
 """How long ``status`` waits for a stream's leader to answer before it reports none."""
 
+OFFLINE_AFTER_S = 10.0
+"""A replica its leader has not heard from for longer is shown offline. NATS flags a killed
+node ``offline`` only minutes later, but a live follower answers the leader's heartbeat every
+second, and NATS itself stops counting a replica current after 10 s of silence (its raft
+lost-quorum interval): past that, the node is gone rather than slow."""
+
 
 @dataclass(frozen=True)
 class ReplicaHealth:
@@ -45,8 +52,11 @@ class ReplicaHealth:
     node: str
     current: bool
     offline: bool
+    """NATS says so, or the leader has not heard from it for ``OFFLINE_AFTER_S``."""
     lag: int
     """Operations it is behind the leader."""
+    silent_s: float = 0.0
+    """Seconds since the leader last heard from it."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +86,15 @@ class JetStreamHealth:
     connected_url: str
     cluster: str | None
     nodes: list[str]
-    """Names of the servers seen leading or following a stream (offline ones included)."""
+    """Names of the servers seen leading or following a stream, offline ones left out."""
     offline: list[str]
+    """Names of the servers that follow a stream but are offline for every stream."""
     streams: list[StreamHealth] = field(default_factory=list)
-    active_monitor: str = ""
-    """Identity (``pid@host``) of the monitor holding the lease (ADR 0005); empty: none is."""
+    active_monitor: str | None = ""
+    """Identity (``pid@host``) of the monitor holding the lease (ADR 0005); empty: none is;
+    None: unknown, the lease bucket does not answer (no leader)."""
+    server_version: str = ""
+    """``nats-server: v<version>`` of the node ``status`` connected to; empty when unknown."""
 
     @property
     def healthy(self) -> bool:
@@ -93,7 +107,11 @@ class JetStreamHealth:
         for s in self.streams:
             if s.leader is None:
                 found.append(f"{s.name}: no leader (writes to it fail until one is elected)")
-            behind = [r.node for r in s.followers if r.offline or not r.current]
+            behind = [
+                f"{r.node} (offline)" if r.offline else r.node
+                for r in s.followers
+                if r.offline or not r.current
+            ]
             if behind:
                 found.append(f"{s.name}: replicas not current: {', '.join(behind)}")
             if s.replicas is not None and s.replicas != self.replicas:
@@ -108,7 +126,8 @@ async def prepare_jetstream(config: SemspecConfig, repo: Path) -> None:
     """Create semspec's streams, the monitor's buckets and consumer, or bring existing ones to
     the configured limits and ``services.nats.replicas``."""
     url = nats_url_of(config, repo)
-    nc = await connect_nats(url, nats_options(config, repo), "semspec-up")
+    external = config.services.nats.url is not None
+    nc = await connect_nats(url, nats_options(config, repo), "semspec-up", external=external)
     replicas = config.services.nats.replicas
     try:
         js = nc.jetstream(timeout=10)
@@ -131,36 +150,71 @@ async def prepare_jetstream(config: SemspecConfig, repo: Path) -> None:
 
 
 async def jetstream_health(config: SemspecConfig, repo: Path) -> JetStreamHealth:
-    """The replicas and health of every stream in the stack's account (``ServiceError`` when no
-    NATS node answers within ``HEALTH_CONNECT_S``)."""
+    """The replicas and health of every stream in the stack's account (``NatsConnectError``
+    when no NATS node accepts the connection within ``HEALTH_CONNECT_S``, ``ServiceError`` when
+    JetStream does not answer)."""
     url = nats_url_of(config, repo)
     options = nats_options(config, repo)
-    nc = await connect_nats(url, options, "semspec-status", first_connect_s=HEALTH_CONNECT_S)
+    nc = await connect_nats(
+        url,
+        options,
+        "semspec-status",
+        first_connect_s=HEALTH_CONNECT_S,
+        external=config.services.nats.url is not None,
+    )
     try:
+        version = _server_version(nc)
         names = await _stream_names(nc)
         js = nc.jetstream(timeout=STREAM_INFO_S)
         infos = await asyncio.gather(*(_stream_info(js, name) for name in names))
-        holder = await active_holder(js)
+        holder = await _lease_holder(js)
         connected = nc.connected_url.geturl() if nc.connected_url else url
+        now = datetime.now(UTC)
     finally:
         await nc.close()
     streams = [
-        _stream_health(info) if info is not None else StreamHealth(name, None, None, [], None)
+        _stream_health(info, now) if info is not None else StreamHealth(name, None, None, [], None)
         for name, info in zip(names, infos, strict=True)
     ]
     found = [info for info in infos if info is not None]
-    seen = {s.leader for s in streams if s.leader} | {r.node for s in streams for r in s.followers}
-    offline = {r.node for s in streams for r in s.followers if r.offline}
+    # A node is online when some stream hears from it: one just restarted may still be flagged
+    # by a leader that has not yet noticed.
+    online = {s.leader for s in streams if s.leader} | {
+        r.node for s in streams for r in s.followers if not r.offline
+    }
+    offline = {r.node for s in streams for r in s.followers if r.offline} - online
     cluster = next((i.cluster.name for i in found if i.cluster and i.cluster.name), None)
     return JetStreamHealth(
         replicas=config.services.nats.replicas,
         connected_url=_without_credentials(connected),
         cluster=cluster,
-        nodes=sorted(seen),
+        nodes=sorted(online),
         offline=sorted(offline),
         streams=streams,
-        active_monitor=holder.identity if holder is not None else "",
+        active_monitor=holder,
+        server_version=version,
     )
+
+
+def _server_version(nc: NATS) -> str:
+    """``nats-server: v2.10.22`` for the server ``nc`` is connected to (as the binary's
+    ``--version`` says it), or empty when it did not say."""
+    announced = nc.connected_server_version
+    try:
+        number = f"{announced.major}.{announced.minor}.{announced.patch}"
+    except ValueError:
+        return ""
+    return "" if number == "0.0.0" else f"nats-server: v{number}"
+
+
+async def _lease_holder(js: JetStreamContext) -> str | None:
+    """Identity of the monitor holding the lease, "" when none does, None when its bucket does
+    not answer (while it elects a leader)."""
+    try:
+        holder = await active_holder(js)
+    except NatsError:
+        return None
+    return holder.identity if holder is not None else ""
 
 
 async def _stream_names(nc: NATS) -> list[str]:
@@ -192,21 +246,33 @@ async def _stream_info(js: JetStreamContext, name: str) -> StreamInfo | None:
         return None
 
 
-def _stream_health(info: StreamInfo) -> StreamHealth:
-    cluster = info.cluster
-    followers = [
-        ReplicaHealth(
-            node=peer.name or "?",
-            current=bool(peer.current),
-            offline=bool(peer.offline),
-            lag=peer.lag or 0,
+def _silent_s(peer: PeerInfo, cluster: ClusterInfo, now: datetime) -> float:
+    """Seconds since the stream's leader last heard from ``peer``."""
+    if peer.active or peer.current or cluster.leader_since is None:
+        return (peer.active or 0) / 1e9  # NATS gives it in nanoseconds
+    # A leader elected after the node died has never heard from it (NATS says 0): it has been
+    # silent at least since that leader took over.
+    return max(0.0, (now - cluster.leader_since).total_seconds())
+
+
+def _stream_health(info: StreamInfo, now: datetime) -> StreamHealth:
+    cluster = info.cluster or ClusterInfo()
+    followers = []
+    for peer in cluster.replicas or []:
+        silent_s = _silent_s(peer, cluster, now)
+        followers.append(
+            ReplicaHealth(
+                node=peer.name or "?",
+                current=bool(peer.current),
+                offline=bool(peer.offline) or silent_s > OFFLINE_AFTER_S,
+                lag=peer.lag or 0,
+                silent_s=round(silent_s, 1),
+            )
         )
-        for peer in (cluster.replicas or [] if cluster else [])
-    ]
     return StreamHealth(
         name=info.config.name or "?",
         replicas=info.config.num_replicas or 1,
-        leader=cluster.leader if cluster else None,
+        leader=cluster.leader,
         followers=followers,
         messages=info.state.messages,
     )

@@ -15,11 +15,12 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
@@ -284,21 +285,44 @@ def nats_servers(url: str | list[str]) -> list[str]:
     return [one.strip() for one in found if one.strip()]
 
 
-def _check_nats_url(url: str) -> None:
-    """Raise ``ValueError`` saying what is wrong with one NATS server URL."""
+def _nats_url_problem(url: str) -> str | None:
+    """What is wrong with one NATS server URL, or None."""
     parsed = urlsplit(url)
     if parsed.scheme not in NATS_SCHEMES:
-        raise ValueError(f"{url!r}: the scheme must be one of {', '.join(NATS_SCHEMES)}")
+        return f"{url!r}: the scheme must be one of {', '.join(NATS_SCHEMES)}"
     if not parsed.hostname:
-        raise ValueError(f"{url!r} names no host")
+        return f"{url!r} names no host"
     try:
         port = parsed.port
     except ValueError:
-        raise ValueError(f"{url!r}: the port must be a number from 1 to 65535") from None
-    if port == 0:
-        raise ValueError(f"{url!r}: the port must be a number from 1 to 65535")
+        port = 0
+    # ``urlsplit`` reads ``host:`` (a port left out by mistake) as no port at all.
+    if port == 0 or parsed.netloc.endswith(":"):
+        return f"{url!r}: the port must be a number from 1 to 65535"
     if parsed.path not in ("", "/") or parsed.query or parsed.fragment:
-        raise ValueError(f"{url!r}: a server URL is scheme://host:port, with no path or query")
+        return f"{url!r}: a server URL is scheme://host:port, with no path or query"
+    return None
+
+
+def _bad_nats_urls(url: str | list[str]) -> None:
+    """Raise what is wrong with every bad server of ``url``: at each bad entry of a list (so
+    ``config validate`` names its line), all in one message for a comma-separated string."""
+    if isinstance(url, str):
+        found = [_nats_url_problem(one) for one in nats_servers(url)]
+        if any(found):
+            raise ValueError("; ".join(problem for problem in found if problem))
+        return
+    entries = [
+        InitErrorDetails(
+            type=PydanticCustomError("value_error", "{problem}", {"problem": problem}),
+            loc=(index,),
+            input=one,
+        )
+        for index, one in enumerate(url)
+        if one.strip() and (problem := _nats_url_problem(one.strip()))
+    ]
+    if entries:
+        raise ValidationError.from_exception_data("url", entries)
 
 
 class NatsConfig(_Section):
@@ -346,8 +370,7 @@ class NatsConfig(_Section):
         servers = nats_servers(url)
         if not servers:
             raise ValueError("names no server; leave it unset for the embedded server")
-        for server in servers:
-            _check_nats_url(server)
+        _bad_nats_urls(url)
         websocket = {urlsplit(server).scheme in ("ws", "wss") for server in servers}
         if len(websocket) > 1:
             raise ValueError("mixes websocket (ws, wss) and plain (nats, tls) URLs")
