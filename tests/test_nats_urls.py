@@ -158,6 +158,15 @@ def test_a_command_with_every_node_refusing_fails_with_one_error_after_the_bound
     assert f"hint: {EXTERNAL_HINT}" in done.stderr
 
 
+def test_one_configured_url_that_refuses_is_hinted_as_external_not_to_run_up(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path / "repo", {"url": _refused()[0]})
+    done = _semspec(repo, "monitor", "state", timeout=60)
+    assert done.returncode == 1
+    assert f"hint: {EXTERNAL_HINT}" in done.stderr
+
+
 async def test_a_stack_of_its_own_is_hinted_to_start_with_up_and_a_configured_one_is_not() -> None:
     urls = _refused()
     hints = []

@@ -106,7 +106,12 @@ async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> l
     from semspec.services.connect import nats_options, resolve_endpoints
 
     endpoints = resolve_endpoints(config, repo)
-    nc = await connect_nats(endpoints.nats_url, nats_options(config, repo), "semspec-cli")
+    nc = await connect_nats(
+        endpoints.nats_url,
+        nats_options(config, repo),
+        "semspec-cli",
+        external=endpoints.nats_external,
+    )
     try:
         try:
             kv = await nc.jetstream().key_value(STATE_BUCKET)

@@ -58,7 +58,12 @@ def register(app: typer.Typer) -> None:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
             # Said at once when no NATS node answers, rather than at the first loop event.
-            nats = await connect_nats(endpoints.nats_url, nats_options(config, repo), "worker")
+            nats = await connect_nats(
+                endpoints.nats_url,
+                nats_options(config, repo),
+                "worker",
+                external=endpoints.nats_external,
+            )
             await nats.close()
             client = await temporal_client(config, endpoints.temporal_address)
             name = identity or client.identity

@@ -33,6 +33,8 @@ class Endpoints:
     ui_url: str | None = None
     # The embedded NATS's credentials file, for a repository that joins this stack.
     nats_auth_file: str | None = None
+    nats_external: bool = False
+    """Whether NATS is the configured ``services.nats.url`` (else ``semspec up``'s server)."""
 
     def addresses(self) -> dict[str, str]:
         """Service name -> address, as a worker or monitor announces what it uses."""
@@ -65,6 +67,7 @@ def resolve_endpoints(config: SemspecConfig, repo: Path) -> Endpoints:
         task_queue=config.services.temporal.task_queue,
         ui_url=ui_url,
         nats_auth_file=None if config.services.nats.url else str(run_dir / AUTH_FILE),
+        nats_external=config.services.nats.url is not None,
     )
 
 

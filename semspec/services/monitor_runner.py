@@ -36,7 +36,12 @@ def log() -> Any:
 async def serve(config: SemspecConfig, repo: Path) -> None:
     """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
     endpoints = resolve_endpoints(config, repo)
-    nc = await connect_nats(endpoints.nats_url, nats_options(config, repo), "semspec-monitor")
+    nc = await connect_nats(
+        endpoints.nats_url,
+        nats_options(config, repo),
+        "semspec-monitor",
+        external=endpoints.nats_external,
+    )
     # Blocking file I/O, but before the loop serves anything: nothing waits on it yet.
     owner = load_owner_key(config, repo)
     bridge = TemporalSignalBridge(
