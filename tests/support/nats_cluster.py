@@ -88,7 +88,8 @@ class NatsCluster:
                 ports.append(port)
             folder = self.root / f"n{i}"
             make_private_dir(folder)
-            self.nodes.append(ClusterNode(f"n{i}", folder, *ports))
+            client, route, monitor = ports
+            self.nodes.append(ClusterNode(f"n{i}", folder, client, route, monitor))
         for node in self.nodes:
             self._write_config(node)
         for i in range(self.size):
