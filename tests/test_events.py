@@ -44,6 +44,7 @@ SHAPES = {
     "escalation (raised)": payload("escalation"),
     "escalation (resolved)": payload("escalation", resolved=True),
     "finished": payload("finished"),
+    "step": payload("step"),
 }  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from semspec.agents.developer_prompt import render_task
 from semspec.agents.protocol import DeveloperRequest, DeveloperResult
+from semspec.agents.steps import StepObserver
 from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
 from semspec.core.masking import mask_text
@@ -81,7 +82,9 @@ class CommandDeveloper:
     async def aclose(self) -> None:
         """Nothing to release: each run's process has ended when ``develop`` returns."""
 
-    async def develop(self, request: DeveloperRequest) -> DeveloperResult:
+    async def develop(
+        self, request: DeveloperRequest, observer: StepObserver | None = None
+    ) -> DeveloperResult:
         """Run the command in ``request.worktree`` and report how it ended.
 
         The command is done when it exits, not when its output closes: a child it leaves in

@@ -18,6 +18,7 @@ from semspec.agents.stabilization.analytics import AnalyticsQueue
 from semspec.agents.stabilization.layer import Stabilizer
 from semspec.agents.stabilization.policy import StabilizationPolicy
 from semspec.agents.stabilization.session import SessionRegistry, new_connection_id, session_key
+from semspec.agents.steps import StepObserver
 from semspec.agents.tools.toolbox import DeveloperToolbox
 from semspec.agents.workspace import Workspace
 from semspec.core.reasons import FallbackReason
@@ -87,7 +88,9 @@ class LLMDeveloper:
         ]
         return DeveloperRun(messages, compactor, toolbox)
 
-    async def develop(self, request: DeveloperRequest) -> DeveloperResult:
+    async def develop(
+        self, request: DeveloperRequest, observer: StepObserver | None = None
+    ) -> DeveloperResult:
         """Run the tool loop in ``request.worktree`` until submit, step limit or budget."""
         run = self._start(request)
         self.last_run = run

@@ -27,6 +27,7 @@ from semspec.agents.evidence import (
 from semspec.agents.protocol import ReviewRequest, ReviewVerdict
 from semspec.agents.review_prompt import FORMAT_CORRECTION, SYSTEM_PROMPT, render_review
 from semspec.agents.review_schema import VerdictFormatError, VerdictModel, parse_verdict
+from semspec.agents.steps import StepObserver
 from semspec.core.reasons import FallbackReason
 from semspec.model.providers.types import ChatMessage, ChatProvider
 
@@ -83,7 +84,9 @@ class LLMReviewer:
         """Close the model's HTTP client."""
         await self.provider.aclose()
 
-    async def review(self, request: ReviewRequest) -> ReviewVerdict:
+    async def review(
+        self, request: ReviewRequest, observer: StepObserver | None = None
+    ) -> ReviewVerdict:
         """Review ``request``; provider failures propagate as ``ProviderError``."""
         self.telemetry = []
         cycle = _Cycle(

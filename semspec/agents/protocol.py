@@ -10,6 +10,7 @@ so tests hand in a real alternative rather than patching.
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from semspec.agents.steps import StepObserver, StopReason
 from semspec.vocabulary.review import Severity, Verdict
 
 DeveloperOutcome = Literal["submitted", "step_limit", "budget_exhausted", "failed"]
@@ -32,6 +33,29 @@ class DeveloperRequest:
     """What a human said when resolving an escalation with ``retry``."""
     context: str = ""
     """Assembled developer context (SOP requirements, decisions) as text."""
+    cost_budget_usd: float | None = None
+    """Dollars this turn may still spend (the task's and plan's budgets minus what they spent);
+    None = no dollar budget. The agent stops before the step that would start beyond it."""
+    accept_unpriced: bool = False
+    """A human accepted running a model whose price is unknown; without it, a turn with a dollar
+    budget and an unpriced model stops before its first call (``unknown_price``)."""
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """What one agent turn spent: tokens as the provider reported them, and dollars."""
+
+    steps: int = 0
+    """Model and tool calls taken."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    """Dollars of the steps whose price is known."""
+    model: str | None = None
+    """The model that answered."""
+    unpriced: bool = False
+    """Some step's cost could not be computed (the model has no price in the registry)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +67,10 @@ class DeveloperResult:
     tokens_used: int = 0
     reason: str | None = None
     """A canonical fallback reason when the outcome is not ``submitted``."""
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    """Steps, tokens and dollars of the turn."""
+    stopped: StopReason | None = None
+    """Why the turn stopped before its end, when its observer asked it to."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +111,10 @@ class ReviewRequest:
     """Assembled reviewer context (SOPs, decisions, file summaries, conventions)."""
     flags: list[str] = field(default_factory=list)
     """Risk-monitor flags the reviewer must consider (e.g. scope creep)."""
+    cost_budget_usd: float | None = None
+    """As ``DeveloperRequest.cost_budget_usd``."""
+    accept_unpriced: bool = False
+    """As ``DeveloperRequest.accept_unpriced``."""
 
 
 @dataclass(frozen=True)
@@ -97,12 +129,19 @@ class ReviewVerdict:
     reviewer: str = "reviewer"
     tokens_used: int = 0
     reason: str | None = None
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    """Steps, tokens and dollars of the review."""
+    stopped: StopReason | None = None
+    """Why the review stopped before its verdict, when its observer asked it to."""
 
 
 class DeveloperAgent(Protocol):
     """Plays the developer role: edits files in ``request.worktree``."""
 
-    async def develop(self, request: DeveloperRequest) -> DeveloperResult: ...
+    async def develop(
+        self, request: DeveloperRequest, observer: StepObserver | None = None
+    ) -> DeveloperResult:
+        """One turn in ``request.worktree``; each step goes to ``observer``, which may stop it."""
 
     async def aclose(self) -> None:
         """Release what the agent holds (a model's HTTP connections); called after each step."""
@@ -111,7 +150,10 @@ class DeveloperAgent(Protocol):
 class ReviewerAgent(Protocol):
     """Plays the reviewer role: judges the diff against criteria and context."""
 
-    async def review(self, request: ReviewRequest) -> ReviewVerdict: ...
+    async def review(
+        self, request: ReviewRequest, observer: StepObserver | None = None
+    ) -> ReviewVerdict:
+        """The verdict; each step goes to ``observer``, which may stop the review."""
 
     async def aclose(self) -> None:
         """Release what the agent holds (a model's HTTP connections); called after each review."""

@@ -33,6 +33,7 @@ from semspec.agents.protocol import (
     ReviewVerdict,
 )
 from semspec.agents.review_schema import FindingModel, PatternModel, ReviewAnswer
+from semspec.agents.steps import StepObserver
 from semspec.core.errors import ScriptError
 from semspec.core.yaml_files import read_yaml
 
@@ -124,7 +125,9 @@ class ScriptedDeveloper:
 
     script: Script
 
-    async def develop(self, request: DeveloperRequest) -> DeveloperResult:
+    async def develop(
+        self, request: DeveloperRequest, observer: StepObserver | None = None
+    ) -> DeveloperResult:
         step = _entry(self.script, request.iteration).developer
         root = Path(request.worktree)
         for rel, text in sorted(step.write.items()):
@@ -150,7 +153,9 @@ class ScriptedReviewer:
     script: Script
     followup: bool = False
 
-    async def review(self, request: ReviewRequest) -> ReviewVerdict:
+    async def review(
+        self, request: ReviewRequest, observer: StepObserver | None = None
+    ) -> ReviewVerdict:
         entry = _entry(self.script, request.iteration)
         review = entry.reviewer_followup if self.followup and entry.reviewer_followup else None
         review = review or entry.reviewer or _last_review(self.script, request.iteration)

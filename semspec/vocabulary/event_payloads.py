@@ -163,8 +163,54 @@ class FinishedPayload(Payload):
     """Why it ended otherwise, if known."""
 
 
+StepKind = Literal["model", "tool"]
+AgentRole = Literal["developer", "reviewer"]
+
+
+class StepPayload(Payload):
+    """One model call or tool call inside an agent's turn (``agent.monitor.step``).
+
+    Published by the develop and review activities as the step ends, so the monitor sees a loop
+    inside one iteration. Hashes let the rules compare actions and observations without the
+    text: equal hashes mean equal normalized arguments (or equal tool output).
+    """
+
+    role: AgentRole
+    """Which agent took the step."""
+    step: Annotated[int, Field(ge=1)]
+    """The step's number within the agent's turn, from 1."""
+    kind: StepKind
+    """``model`` for a model call, ``tool`` for a tool call."""
+    tool: str | None
+    """The tool's name (tool steps only)."""
+    action_hash: str
+    """Hash of the tool name and its normalized arguments; for a model step, of the tool calls it
+    asked for (empty string when it asked for none)."""
+    observation_hash: str
+    """Hash of what the step returned (the tool's output, or the model's text)."""
+    error: bool
+    """Whether the step failed (a tool error, a refused call, a provider error)."""
+    error_kind: str | None = None
+    """What kind of failure, when known: e.g. ``context_window`` for a prompt over the window."""
+    wait: bool = False
+    """The tool is a wait (polling is expected to repeat); the repetition rules skip it."""
+    model: str | None = None
+    """The model that answered (model steps)."""
+    input_tokens: NonNegativeInt = 0
+    """Prompt tokens the provider reported, cached ones included."""
+    output_tokens: NonNegativeInt = 0
+    """Completion tokens the provider reported."""
+    cached_tokens: NonNegativeInt = 0
+    """The part of ``input_tokens`` read from the provider's prompt cache."""
+    cost_usd: Annotated[float, Field(ge=0)] | None = None
+    """What the step cost in US dollars; ``null`` when the model's price is unknown."""
+    duration_ms: Annotated[float, Field(ge=0)] = 0.0
+    """How long the step took."""
+
+
 EventPayload = (
-    IterationPayload
+    StepPayload
+    | IterationPayload
     | GatePayload
     | ReviewPayload
     | ContextPayload

@@ -22,6 +22,7 @@ from semspec.vocabulary.event_payloads import (
     GateRun,
     IterationPayload,
     ReviewPayload,
+    StepPayload,
 )
 from semspec.vocabulary.events import LoopEvent, SuggestedAction, UserSignal
 from semspec.vocabulary.signal_evidence import (
@@ -134,6 +135,7 @@ SECTIONS: list[tuple[str, list[tuple[type[BaseModel], str]]]] = [
             (EscalationRaised, "`escalation` (a question): EscalationRaised"),
             (EscalationResolved, "`escalation` (an answer): EscalationResolved"),
             (FinishedPayload, "`finished`: FinishedPayload"),
+            (StepPayload, "`step`: StepPayload"),
         ],
     ),
     ("User signals", [(UserSignal, "UserSignal"), (SuggestedAction, "SuggestedAction")]),

@@ -32,6 +32,7 @@ from semspec.vocabulary.event_payloads import (
     GatePayload,
     IterationPayload,
     ReviewPayload,
+    StepPayload,
 )
 from semspec.vocabulary.signal_evidence import SignalEvidence
 
@@ -101,6 +102,11 @@ class FinishedEvent(LoopEvent):
     data: FinishedPayload
 
 
+class StepEvent(LoopEvent):
+    kind: Literal["step"] = "step"
+    data: StepPayload
+
+
 MonitorEvent = Annotated[
     IterationEvent
     | GateEvent
@@ -108,7 +114,8 @@ MonitorEvent = Annotated[
     | ContextEvent
     | FilesEvent
     | EscalationEvent
-    | FinishedEvent,
+    | FinishedEvent
+    | StepEvent,
     Field(discriminator="kind"),
 ]
 """Any loop event; ``kind`` says which."""

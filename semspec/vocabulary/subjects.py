@@ -6,7 +6,9 @@ from typing import Final, Literal, get_args
 
 MONITOR_STREAM: Final = "AGENT_MONITOR"
 MONITOR_SUBJECTS: Final = "agent.monitor.*"
-EventKind = Literal["iteration", "gate", "review", "context", "files", "escalation", "finished"]
+EventKind = Literal[
+    "iteration", "gate", "review", "context", "files", "escalation", "finished", "step"
+]
 EVENT_KINDS: Final[tuple[str, ...]] = get_args(EventKind)
 """One payload model per kind in ``semspec.vocabulary.event_payloads``."""
 

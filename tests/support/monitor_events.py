@@ -48,6 +48,17 @@ def payload(kind: str, **data: Any) -> dict[str, Any]:
             return {**(RESOLVED if data.get("resolved") else RAISED), **data}
         case "finished":
             return {"outcome": "approved", "commit": None, "reason": None, **data}
+        case "step":  # the required fields; tokens, cost and timing have defaults
+            return {
+                "role": "developer",
+                "step": 1,
+                "kind": "tool",
+                "tool": "bash",
+                "action_hash": "a1",
+                "observation_hash": "o1",
+                "error": False,
+                **data,
+            }
     raise ValueError(f"no such event kind: {kind}")
 
 

@@ -45,10 +45,20 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens the provider reported for one call."""
+    """Tokens the provider reported for one call.
+
+    ``prompt_tokens`` counts every input token, cached ones included (providers that report
+    cache reads and writes apart, like Anthropic, are summed into it); ``cached_tokens`` and
+    ``cache_write_tokens`` say which part of it was read from or written to the prompt cache,
+    so each input token is priced once, at its own price (``semspec.model.pricing``).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """The part of ``prompt_tokens`` read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """The part of ``prompt_tokens`` written to the prompt cache (billed above plain input)."""
 
     @property
     def total(self) -> int:
