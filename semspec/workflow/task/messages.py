@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
-from semspec.agents.protocol import Finding
+from semspec.agents.protocol import Finding, TurnUsage
 from semspec.core.owner_key import OwnerKey, digest
 from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.review import Verdict
@@ -313,6 +313,10 @@ class DeveloperInput:
     retries: int = 0
     carried: list[str] = field(default_factory=list)
     """Decisions carried over a checkpoint, re-injected with the SOP requirements."""
+    cost_budget_usd: float | None = None
+    """Dollars the turn may still spend (task and plan budgets); None = no dollar budget."""
+    accept_unpriced: bool = False
+    """A human accepted a model without a price for this task."""
 
 
 @dataclass(frozen=True)
@@ -331,6 +335,10 @@ class DeveloperStep:
     events_dropped: int = 0
     events: list[PublishInput] = field(default_factory=list)
     """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    """Steps, tokens and dollars of the turn."""
+    stopped: str | None = None
+    """Why the agent stopped before its end (``StopReason``), when it was asked to."""
 
 
 @dataclass(frozen=True)
@@ -367,6 +375,10 @@ class ReviewInput:
     gate_summary: str
     flags: list[str] = field(default_factory=list)
     evidence: str = ""
+    cost_budget_usd: float | None = None
+    """As ``DeveloperInput.cost_budget_usd``."""
+    accept_unpriced: bool = False
+    """As ``DeveloperInput.accept_unpriced``."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +396,10 @@ class ReviewStep:
     events_dropped: int = 0
     events: list[PublishInput] = field(default_factory=list)
     """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    """Steps, tokens and dollars of the review."""
+    stopped: str | None = None
+    """As ``DeveloperStep.stopped``."""
 
 
 @dataclass(frozen=True)
