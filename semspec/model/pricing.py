@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from semspec.model.profiles import ModelSpec
 from semspec.model.providers.types import Usage
 
 PER = 1_000_000
@@ -49,3 +50,16 @@ class Price:
 def cost_usd(price: Price | None, usage: Usage) -> float | None:
     """What a call cost, or None when the model has no price."""
     return None if price is None else price.cost_usd(usage)
+
+
+def price_of(spec: ModelSpec | None) -> Price | None:
+    """The registry's price of the model ``spec``, or None when it has none (or is unknown)."""
+    if spec is None or spec.cost is None:
+        return None
+    cost = spec.cost
+    return Price(
+        input_per_1m=cost.input_per_1m,
+        output_per_1m=cost.output_per_1m,
+        cached_input_per_1m=cost.cached_input_per_1m,
+        cache_write_per_1m=cost.cache_write_per_1m,
+    )

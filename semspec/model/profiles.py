@@ -6,6 +6,7 @@ docstring, which ``semspec models list`` and the error messages rely on.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -43,6 +44,14 @@ class Cost(_Entry):
     """US dollars per one million input tokens."""
     output_per_1m: float = Field(ge=0)
     """US dollars per one million output tokens."""
+    cached_input_per_1m: float | None = Field(default=None, ge=0)
+    """US dollars per one million input tokens read from the prompt cache; null = input price."""
+    cache_write_per_1m: float | None = Field(default=None, ge=0)
+    """US dollars per one million input tokens written to the prompt cache; null = input price."""
+    source: str | None = None
+    """Where the prices were read (the vendor's pricing page); null = not recorded."""
+    as_of: date | None = None
+    """The date the prices were recorded (YYYY-MM-DD); null = not recorded."""
 
     @property
     def blended_per_1m(self) -> float:
