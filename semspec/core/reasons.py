@@ -27,6 +27,11 @@ class RiskReason(StrEnum):
     REPEATED_FINGERPRINT = "repeated_fingerprint"
     CONTEXT_EXHAUSTION = "context_exhaustion"
     PROTECTED_PATH = "protected_path"
+    REPEATED_ACTION = "repeated_action"
+    REPEATED_FAILURE = "repeated_failure"
+    NO_TOOL_CALL = "no_tool_call"
+    ALTERNATING_ACTIONS = "alternating_actions"
+    CONTEXT_WINDOW_ERRORS = "context_window_errors"
 
 
 RISK_LEVELS: tuple[str, ...] = ("observe", "log", "warn", "pause", "halt", "escalate")

@@ -32,6 +32,7 @@ from semspec.vocabulary.signal_evidence import (
     ProtectedPathEvidence,
     RetryLimitEvidence,
     ScopeCreepEvidence,
+    StepPatternEvidence,
     TokensLeftEvidence,
 )
 
@@ -149,6 +150,7 @@ SECTIONS: list[tuple[str, list[tuple[type[BaseModel], str]]]] = [
             (ProtectedPathEvidence, "`protected_path`: ProtectedPathEvidence"),
             (ConflictEvidence, "`conflicting_changes`: ConflictEvidence"),
             (FingerprintEvidence, "`repeated_fingerprint`: FingerprintEvidence"),
+            (StepPatternEvidence, "step rules (`risk.steps`): StepPatternEvidence"),
         ],
     ),
 ]

@@ -7,9 +7,12 @@ and unknown keys are errors, so exactly one of them fits a valid signal.
 
 from __future__ import annotations
 
-from pydantic import NonNegativeInt
+from typing import Annotated
 
-from semspec.vocabulary.event_payloads import EscalationRaised, Payload
+from pydantic import Field, NonNegativeInt
+
+from semspec.core.config.models import MAX_STEP_WINDOW
+from semspec.vocabulary.event_payloads import AgentRole, EscalationRaised, Payload
 
 
 class RuleEvidence(Payload):
@@ -99,6 +102,20 @@ class FingerprintEvidence(RuleEvidence):
     """Times it was seen in this episode."""
 
 
+class StepPatternEvidence(RuleEvidence):
+    """A step rule (``repeated_action``, ``repeated_failure``, ``no_tool_call``,
+    ``alternating_actions``, ``context_window_errors``): the steps that made the pattern."""
+
+    role: AgentRole
+    """The agent whose steps they are."""
+    steps: Annotated[list[str], Field(max_length=MAX_STEP_WINDOW)]
+    """The event ids of those steps, oldest first (the last is ``event_id``)."""
+    step_numbers: Annotated[list[NonNegativeInt], Field(max_length=MAX_STEP_WINDOW)]
+    """Their numbers within the agent's turn, in the same order."""
+    tools: Annotated[list[str], Field(max_length=2)]
+    """The tools repeated (two for ``alternating_actions``; none for model calls)."""
+
+
 SignalEvidence = (
     RetryLimitEvidence
     | ContextPressureEvidence
@@ -107,6 +124,7 @@ SignalEvidence = (
     | ProtectedPathEvidence
     | ConflictEvidence
     | FingerprintEvidence
+    | StepPatternEvidence
     | EscalationRaised
 )
 """The evidence of any user signal."""

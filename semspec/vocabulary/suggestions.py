@@ -23,6 +23,11 @@ _GUIDANCE: Final[dict[str, str]] = {
     RiskReason.REPEATED_FINGERPRINT: "try a different approach; the last attempt changed nothing",
     RiskReason.CONTEXT_EXHAUSTION: "finish the current criterion, then checkpoint",
     RiskReason.PROTECTED_PATH: "leave .semspec/ alone and keep symlinks inside the worktree",
+    RiskReason.REPEATED_ACTION: "the same command keeps giving the same output; try another",
+    RiskReason.REPEATED_FAILURE: "the same command keeps failing the same way; fix the cause",
+    RiskReason.NO_TOOL_CALL: "act with the tools instead of answering in text",
+    RiskReason.ALTERNATING_ACTIONS: "two commands keep undoing each other; pick one approach",
+    RiskReason.CONTEXT_WINDOW_ERRORS: "read less at once: search first, then read small parts",
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
 

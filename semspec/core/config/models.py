@@ -164,6 +164,46 @@ class LeaderConfig(_Section):
     """Seconds between a standby monitor's attempts to take the lease."""
 
 
+MAX_STEP_WINDOW = 64
+"""Largest threshold of a step rule: the monitor keeps at most this many steps per task."""
+
+
+def _step_rule(threshold: int, level: RiskLevel = "pause") -> RiskRule:
+    return RiskRule(threshold=threshold, level=level)
+
+
+class StepRulesConfig(_Section):
+    """Rules over the steps inside an agent's turn (``agent.monitor.step``); each threshold is a
+    count of steps. ADR 0006 says why they pause first."""
+
+    repeated_action: RiskRule = Field(default_factory=lambda: _step_rule(4))
+    """The same tool call returning the same output ``threshold`` times in a row."""
+    repeated_failure: RiskRule = Field(default_factory=lambda: _step_rule(3))
+    """The same tool call failing with the same output ``threshold`` times in a row."""
+    no_tool_call: RiskRule = Field(default_factory=lambda: _step_rule(3))
+    """``threshold`` model calls in a row that asked for no tool."""
+    alternating_actions: RiskRule = Field(default_factory=lambda: _step_rule(6))
+    """Two tool calls taking turns, each returning its same output, over ``threshold`` steps."""
+    context_window_errors: RiskRule = Field(default_factory=lambda: _step_rule(2))
+    """``threshold`` model calls refused because the prompt exceeded the context window."""
+    wait_tools: list[str] = []
+    """Tools that wait on purpose (polling is expected to repeat): the repetition rules skip
+    their steps, as they skip any step the agent marks ``wait``."""
+
+    @model_validator(mode="after")
+    def _thresholds_are_counts(self) -> StepRulesConfig:
+        for name in type(self).model_fields:
+            rule = getattr(self, name)
+            if not isinstance(rule, RiskRule):
+                continue
+            least = 4 if name == "alternating_actions" else 1
+            if rule.threshold != int(rule.threshold) or not least <= rule.threshold:
+                raise ValueError(f"{name}.threshold must be a whole number of steps ≥ {least}")
+            if rule.threshold > MAX_STEP_WINDOW:
+                raise ValueError(f"{name}.threshold must be at most {MAX_STEP_WINDOW} steps")
+        return self
+
+
 class RiskConfig(_Section):
     retry_count: RiskRule = Field(default_factory=lambda: _rule(3, "escalate"))
     """Retries above ``threshold``, plus any a human granted with ``extend_budget``, escalate."""
@@ -205,6 +245,8 @@ class RiskConfig(_Section):
     """Age and size bounds of the monitor's streams and KV bucket."""
     leader: LeaderConfig = Field(default_factory=LeaderConfig)
     """How several monitors of one stack elect the one that consumes (ADR 0005)."""
+    steps: StepRulesConfig = Field(default_factory=StepRulesConfig)
+    """Stuck-agent rules over each step of a developer or reviewer turn (ADR 0006)."""
 
     @model_validator(mode="after")
     def _dedupe_window_fits(self) -> RiskConfig:

@@ -25,6 +25,7 @@ from semspec.core.reasons import RiskReason
 from semspec.processors.risk_monitor.ladder import TOP, is_published, next_level, workflow_action
 from semspec.processors.risk_monitor.signals import build_signal
 from semspec.processors.risk_monitor.state import FileIndex, PendingSignal, TaskState, event_digest
+from semspec.processors.risk_monitor.step_rules import forget_steps, step_triggers
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
     EscalationRaised,
@@ -102,6 +103,7 @@ def apply_event(
         own.outside_scope = []
         own.protected = []
         own.retry_allowance += _granted_retries(event)
+        forget_steps(own)
     if event.kind == "finished":
         own.active = False
         step.index = index.remove(own.task_id)
@@ -149,6 +151,9 @@ def _own_triggers(
 
     if event.kind == "context":
         yield from _context_triggers(state, event.data, risk, where)
+
+    if event.kind == "step":
+        yield from step_triggers(state, event, risk.steps)
 
     if event.kind == "files":
         yield from _scope_triggers(state, event.data, risk, where)

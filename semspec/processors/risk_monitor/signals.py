@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from semspec.core.config.models import RiskLevel
+from semspec.core.reasons import RiskReason
 from semspec.vocabulary.events import UserSignal
 from semspec.vocabulary.signal_evidence import (
     ConflictEvidence,
@@ -14,6 +15,7 @@ from semspec.vocabulary.signal_evidence import (
     RetryLimitEvidence,
     ScopeCreepEvidence,
     SignalEvidence,
+    StepPatternEvidence,
     TokensLeftEvidence,
 )
 from semspec.vocabulary.suggestions import suggested_actions
@@ -23,6 +25,15 @@ def signal_id(task_id: str, reason: str, level: str, episode: int) -> str:
     """Id of the one signal a (task, rule, level, episode) may produce; the Nats-Msg-Id."""
     key = f"{task_id}\x00{reason}\x00{level}\x00{episode}".encode()
     return "sig-" + hashlib.sha256(key).hexdigest()[:32]
+
+
+_STEP_PATTERNS: dict[str, str] = {
+    RiskReason.REPEATED_ACTION: "repeated the same call with the same output",
+    RiskReason.REPEATED_FAILURE: "repeated the same call failing the same way",
+    RiskReason.NO_TOOL_CALL: "answered without calling a tool",
+    RiskReason.ALTERNATING_ACTIONS: "alternated two calls with the same outputs",
+    RiskReason.CONTEXT_WINDOW_ERRORS: "overflowed the context window",
+}
 
 
 def describe(task_id: str, reason: str, level: str, evidence: SignalEvidence) -> str:
@@ -51,6 +62,11 @@ def describe(task_id: str, reason: str, level: str, evidence: SignalEvidence) ->
                 f"{evidence.tokens_per_iteration:g} tokens per iteration with "
                 f"{evidence.tokens_left} left"
             )
+        case StepPatternEvidence():
+            what = f"the {evidence.role} {_STEP_PATTERNS.get(reason, reason)}" + (
+                f" ({', '.join(evidence.tools)})" if evidence.tools else ""
+            )
+            what += " at steps " + ", ".join(str(n) for n in evidence.step_numbers)
         case _:
             what = reason
     return f"task {task_id}: {what} → {level}"

@@ -63,6 +63,19 @@ class TaskState:
     an event cannot forge); tasks idle for ``risk.idle_task_s`` leave the active set."""
     outbox: list[PendingSignal] = field(default_factory=list)
     """Signals stored but not yet confirmed published; flushed again after a crash."""
+    step_turn: str = ""
+    """The agent turn the step window belongs to (``role/iteration``); a step of another turn,
+    or numbered below the last one, starts the window afresh."""
+    step_last: int = 0
+    """The number of the turn's latest step."""
+    step_window: list[list[Any]] = field(default_factory=list)
+    """The turn's latest tool steps (wait steps left out), oldest first, each as
+    ``[event id, step, tool, action hash, observation hash, error]``; at most as many as the
+    largest threshold of the tool-step rules (``step_rules``)."""
+    silent_steps: list[list[Any]] = field(default_factory=list)
+    """The turn's model calls in a row that asked for no tool, as ``[event id, step]``."""
+    window_errors: list[list[Any]] = field(default_factory=list)
+    """Context-window errors of this episode, in any turn, as ``[event id, step]``."""
 
     def to_json(self) -> bytes:
         """Compact JSON for the KV bucket."""

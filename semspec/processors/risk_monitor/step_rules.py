@@ -1,0 +1,167 @@
+"""The step rules: a stuck agent seen inside one turn, from its ``step`` events alone.
+
+Pure like ``rules``: ``step_triggers`` reads one step event and the task's state, updates the
+state's step window and yields the rules the step completes; ``rules.apply_event`` climbs their
+ladders. Nothing here reads a clock, so a recorded run replayed through it (``semspec monitor
+replay``) fires exactly where the live monitor would.
+
+What each rule compares (hashes only; the monitor never sees the text):
+
+- ``repeated_failure``: the same tool call failing with the same output ``threshold`` times in a
+  row. Checked first, so a failing loop is named as one even when ``repeated_action`` would match.
+- ``repeated_action``: the same tool call returning the same output ``threshold`` times in a row.
+  Polling, the same call with changing output, never matches.
+- ``alternating_actions``: two different tool calls taking turns, each returning its own same
+  output every time, over ``threshold`` steps.
+- ``no_tool_call``: ``threshold`` model calls in a row that asked for no tool.
+- ``context_window_errors``: ``threshold`` model calls refused for a prompt over the window, in
+  any turns of the episode (a new turn often hits the same wall).
+
+The first three look at the turn's tool steps in order; a step the agent marks ``wait``, or of a
+tool in ``risk.steps.wait_tools``, is left out (neither counted nor breaking a run), so a wait
+tool may repeat as long as it likes. Only steps of one turn (one agent, one iteration) make a
+pattern: a reviewer that reads the same files in every review is not stuck. A rule that fires
+uses its steps up, so it climbs the ladder again only after a whole new run of ``threshold``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from semspec.core.config.models import RiskRule, StepRulesConfig
+from semspec.core.reasons import RiskReason
+from semspec.processors.risk_monitor.state import TaskState, event_digest
+from semspec.vocabulary.events import StepEvent
+from semspec.vocabulary.signal_evidence import StepPatternEvidence
+
+CONTEXT_WINDOW = "context_window"
+"""The ``error_kind`` of a model call refused because its prompt exceeded the window."""
+MAX_STEP_ID_CHARS = 256
+"""Longer event ids are kept (and named in evidence) as ``#`` + their digest, so a state stays
+small whatever a step event carries."""
+MAX_TOOL_CHARS = 64
+"""Tool names are kept to this many characters."""
+
+Trigger = tuple[str, RiskRule, StepPatternEvidence]
+
+# Positions in a ``TaskState.step_window`` entry.
+_ID, _STEP, _TOOL, _ACTION, _OBSERVATION, _ERROR = range(6)
+
+
+def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) -> Iterator[Trigger]:
+    """Record ``event`` in ``state``'s step window and yield the rule it completes, if any."""
+    data = event.data
+    turn = f"{data.role}/{event.iteration}"
+    if turn != state.step_turn or data.step < state.step_last:
+        state.step_turn = turn
+        state.step_window = []
+        state.silent_steps = []
+    state.step_last = data.step
+    named = [_step_id(event.event_id), data.step]
+
+    if data.kind == "model":
+        if data.error_kind == CONTEXT_WINDOW:
+            yield from _context_window(state, event, rules.context_window_errors, named)
+        elif not data.error:  # a provider's failure is neither silence nor a request
+            yield from _silence(state, event, rules.no_tool_call, named, data.action_hash == "")
+        return
+    state.silent_steps = []
+    if data.wait or data.tool in rules.wait_tools:
+        return
+    tool = (data.tool or "")[:MAX_TOOL_CHARS]
+    entry = [*named, tool, data.action_hash, data.observation_hash, data.error]
+    state.step_window = [*state.step_window, entry][-window_size(rules) :]
+    match = next(_tool_patterns(state.step_window, rules), None)
+    if match is not None:
+        reason, rule, found = match
+        state.step_window = []  # its steps are used up: the next signal needs a new run
+        yield reason, rule, _evidence(event, found, [entry[_TOOL] for entry in found[:2]])
+
+
+def forget_steps(state: TaskState) -> None:
+    """Drop every step pattern in progress (a human answered: a new episode starts)."""
+    state.step_window = []
+    state.silent_steps = []
+    state.window_errors = []
+
+
+def window_size(rules: StepRulesConfig) -> int:
+    """Tool steps a task's window keeps: the largest threshold of an enabled tool-step rule."""
+    tool_rules = (rules.repeated_action, rules.repeated_failure, rules.alternating_actions)
+    return max([int(r.threshold) for r in tool_rules if r.enabled], default=1)
+
+
+def _tool_patterns(
+    window: list[list[Any]], rules: StepRulesConfig
+) -> Iterator[tuple[str, RiskRule, list[list[Any]]]]:
+    """Each tool-step rule whose pattern the window's newest steps complete, in checking order."""
+    rule = rules.repeated_failure
+    if rule.enabled and (run := _tail(window, rule)) and _same(run) and run[0][_ERROR]:
+        yield RiskReason.REPEATED_FAILURE, rule, run
+    rule = rules.repeated_action
+    if rule.enabled and (run := _tail(window, rule)) and _same(run):
+        yield RiskReason.REPEATED_ACTION, rule, run
+    rule = rules.alternating_actions
+    if rule.enabled and (run := _tail(window, rule)) and _alternating(run):
+        yield RiskReason.ALTERNATING_ACTIONS, rule, run
+
+
+def _tail(window: list[list[Any]], rule: RiskRule) -> list[list[Any]]:
+    """The newest ``threshold`` entries, or none while the window holds fewer."""
+    count = int(rule.threshold)
+    return window[-count:] if len(window) >= count else []
+
+
+def _same(run: list[list[Any]]) -> bool:
+    """Every step is the same call with the same output (and the same error flag)."""
+    first = _outcome(run[0])
+    return all(_outcome(entry) == first for entry in run[1:])
+
+
+def _alternating(run: list[list[Any]]) -> bool:
+    """Two different calls take turns, each with the same output every time."""
+    even, odd = _outcome(run[0]), _outcome(run[1])
+    if even[0] == odd[0]:
+        return False  # one call: that is repetition, not alternation
+    return all(_outcome(entry) == (even, odd)[i % 2] for i, entry in enumerate(run))
+
+
+def _outcome(entry: list[Any]) -> tuple[str, str, bool]:
+    return entry[_ACTION], entry[_OBSERVATION], bool(entry[_ERROR])
+
+
+def _silence(
+    state: TaskState, event: StepEvent, rule: RiskRule, named: list[Any], silent: bool
+) -> Iterator[Trigger]:
+    if not silent:
+        state.silent_steps = []
+        return
+    state.silent_steps = [*state.silent_steps, named][-int(rule.threshold) :]
+    if rule.enabled and len(state.silent_steps) >= rule.threshold:
+        found, state.silent_steps = state.silent_steps, []
+        yield RiskReason.NO_TOOL_CALL, rule, _evidence(event, found, [])
+
+
+def _context_window(
+    state: TaskState, event: StepEvent, rule: RiskRule, named: list[Any]
+) -> Iterator[Trigger]:
+    state.window_errors = [*state.window_errors, named][-int(rule.threshold) :]
+    if rule.enabled and len(state.window_errors) >= rule.threshold:
+        found, state.window_errors = state.window_errors, []
+        yield RiskReason.CONTEXT_WINDOW_ERRORS, rule, _evidence(event, found, [])
+
+
+def _evidence(event: StepEvent, found: list[list[Any]], tools: list[str]) -> StepPatternEvidence:
+    return StepPatternEvidence(
+        event_id=_step_id(event.event_id),
+        iteration=event.iteration,
+        role=event.data.role,
+        steps=[entry[_ID] for entry in found],
+        step_numbers=[entry[_STEP] for entry in found],
+        tools=[tool for tool in dict.fromkeys(tools) if tool],
+    )
+
+
+def _step_id(event_id: str) -> str:
+    return event_id if len(event_id) <= MAX_STEP_ID_CHARS else "#" + event_digest(event_id)
