@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from semspec.core.errors import ConfigError, ProviderError
@@ -9,9 +12,11 @@ from semspec.core.reasons import FallbackReason
 from semspec.model.providers.anthropic_chat import AnthropicChatProvider
 from semspec.model.providers.credentials import api_key_from_env
 from semspec.model.providers.openai_chat import OpenAIChatProvider
-from semspec.model.providers.types import ChatMessage, ToolCall, ToolSpec
+from semspec.model.providers.types import ChatMessage, ToolCall, ToolSpec, Usage
 from tests.fakes.llm_server import (
     FakeLLMServer,
+    FakeReply,
+    cached,
     call,
     http_error,
     malformed_body,
@@ -212,3 +217,129 @@ async def test_closing_a_provider_closes_its_connections() -> None:
         sent = len(server.requests)
 
     assert sent == 2
+
+
+def anthropic_provider(server: FakeLLMServer) -> AnthropicChatProvider:
+    return AnthropicChatProvider(
+        model="claude-test", api_key="sk-ant-test-key", base_url=server.root_url, timeout_s=5
+    )
+
+
+def openai_body_with_usage(usage: Any) -> FakeReply:
+    """A well-formed chat completion whose usage object is exactly ``usage``."""
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "fake-model",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
+        "usage": usage,
+    }
+    return FakeReply(raw_body=json.dumps(body))
+
+
+def anthropic_body_with_usage(usage: Any) -> FakeReply:
+    """A well-formed Anthropic message whose usage object is exactly ``usage``."""
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return FakeReply(raw_body=json.dumps(body))
+
+
+async def test_openai_provider_reads_cached_tokens_as_part_of_the_prompt() -> None:
+    with FakeLLMServer([cached(text("hi", usage=(1_000, 20)), read=800)]) as server:
+        reply = await openai_provider(server).complete([ChatMessage("user", "hi")])
+
+    assert reply.usage == Usage(prompt_tokens=1_000, completion_tokens=20, cached_tokens=800)
+
+
+async def test_anthropic_provider_counts_cache_reads_and_writes_once_inside_the_prompt() -> None:
+    # On the wire: input_tokens 100 (uncached), cache_read 600, cache_creation 300.
+    with FakeLLMServer([cached(text("hi", usage=(1_000, 20)), read=600, written=300)]) as server:
+        reply = await anthropic_provider(server).complete([ChatMessage("user", "hi")])
+        wire = server.requests[0]
+
+    assert wire.path == "/v1/messages"
+    assert reply.usage == Usage(
+        prompt_tokens=1_000, completion_tokens=20, cached_tokens=600, cache_write_tokens=300
+    )
+
+
+async def test_openai_missing_or_hostile_usage_values_read_as_zero() -> None:
+    # Ollama and older vLLM send no details, some servers null; a broken one sends junk.
+    replies = [
+        openai_body_with_usage({"prompt_tokens": 7, "completion_tokens": 2}),
+        openai_body_with_usage(
+            {"prompt_tokens": 7, "completion_tokens": 2, "prompt_tokens_details": None}
+        ),
+        openai_body_with_usage(
+            {
+                "prompt_tokens": 7,
+                "completion_tokens": "many",
+                "prompt_tokens_details": {"cached_tokens": "all of them"},
+            }
+        ),
+        openai_body_with_usage({"prompt_tokens": -5, "completion_tokens": 2}),
+    ]
+    with FakeLLMServer(replies) as server:
+        provider = openai_provider(server)
+        usages = [(await provider.complete([ChatMessage("user", "hi")])).usage for _ in replies]
+
+    assert usages == [
+        Usage(prompt_tokens=7, completion_tokens=2),
+        Usage(prompt_tokens=7, completion_tokens=2),
+        Usage(prompt_tokens=7),
+        Usage(completion_tokens=2),
+    ]
+
+
+async def test_openai_cached_tokens_above_the_prompt_are_cut_to_the_prompt() -> None:
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": 1,
+        "prompt_tokens_details": {"cached_tokens": 99},
+    }
+    with FakeLLMServer([openai_body_with_usage(usage)]) as server:
+        reply = await openai_provider(server).complete([ChatMessage("user", "hi")])
+
+    assert reply.usage == Usage(prompt_tokens=10, completion_tokens=1, cached_tokens=10)
+
+
+async def test_anthropic_missing_or_hostile_cache_fields_read_as_zero() -> None:
+    replies = [
+        anthropic_body_with_usage({"input_tokens": 40, "output_tokens": 3}),
+        anthropic_body_with_usage(
+            {
+                "input_tokens": 40,
+                "output_tokens": 3,
+                "cache_read_input_tokens": 5,
+                "cache_creation_input_tokens": -8,
+            }
+        ),
+        anthropic_body_with_usage(
+            {
+                "input_tokens": 40,
+                "output_tokens": 3,
+                "cache_read_input_tokens": "x",
+                "cache_creation_input_tokens": None,
+            }
+        ),
+    ]
+    with FakeLLMServer(replies) as server:
+        provider = anthropic_provider(server)
+        usages = [(await provider.complete([ChatMessage("user", "hi")])).usage for _ in replies]
+
+    assert usages == [
+        Usage(prompt_tokens=40, completion_tokens=3),
+        Usage(prompt_tokens=45, completion_tokens=3, cached_tokens=5),
+        Usage(prompt_tokens=40, completion_tokens=3),
+    ]

@@ -38,6 +38,11 @@ class FakeReply:
     """Sent verbatim instead of a well-formed reply body."""
     delay_s: float = 0.0
     usage: tuple[int, int] = (10, 5)
+    """(input tokens, output tokens); the input count includes the cached ones below."""
+    cached_tokens: int = 0
+    """Part of the input read from the prompt cache."""
+    cache_write_tokens: int = 0
+    """Part of the input written to the prompt cache (Anthropic only; OpenAI has no such field)."""
 
 
 def text(content: str, *, usage: tuple[int, int] = (10, 5)) -> FakeReply:
@@ -63,6 +68,11 @@ def http_error(status: int, message: str = "error", retry_after: float | None = 
 def slow(reply: FakeReply, delay_s: float) -> FakeReply:
     """``reply`` sent after ``delay_s`` seconds."""
     return replace(reply, delay_s=delay_s)
+
+
+def cached(reply: FakeReply, read: int, written: int = 0) -> FakeReply:
+    """``reply`` whose input tokens include ``read`` cache reads and ``written`` cache writes."""
+    return replace(reply, cached_tokens=read, cache_write_tokens=written)
 
 
 @dataclass(frozen=True)
@@ -178,6 +188,7 @@ def _openai_body(reply: FakeReply, model: str, serial: int) -> dict[str, Any]:
             "prompt_tokens": reply.usage[0],
             "completion_tokens": reply.usage[1],
             "total_tokens": sum(reply.usage),
+            "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
         },
     }
 
@@ -198,7 +209,13 @@ def _anthropic_body(reply: FakeReply, model: str, serial: int) -> dict[str, Any]
         "content": content,
         "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
+        # Anthropic's input_tokens leaves out the cache reads and writes, reported apart.
+        "usage": {
+            "input_tokens": reply.usage[0] - reply.cached_tokens - reply.cache_write_tokens,
+            "output_tokens": reply.usage[1],
+            "cache_read_input_tokens": reply.cached_tokens,
+            "cache_creation_input_tokens": reply.cache_write_tokens,
+        },
     }
 
 

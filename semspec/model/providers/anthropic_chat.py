@@ -8,6 +8,7 @@ from typing import Any
 import anthropic
 
 from semspec.model.providers.failures import sdk_errors
+from semspec.model.providers.reported_usage import token_count
 from semspec.model.providers.types import AssistantReply, ChatMessage, ToolCall, ToolSpec, Usage
 
 DEFAULT_MAX_TOKENS = 4096
@@ -112,13 +113,22 @@ class AnthropicChatProvider:
                 arguments = block.input if isinstance(block.input, dict) else {}
                 error = None if isinstance(block.input, dict) else "input must be a JSON object"
                 calls.append(ToolCall(block.id, block.name, dict(arguments), error))
-        usage = getattr(response, "usage", None)
         return AssistantReply(
             text="\n".join(texts),
             tool_calls=tuple(calls),
-            usage=Usage(
-                prompt_tokens=getattr(usage, "input_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "output_tokens", 0) or 0,
-            ),
+            usage=_usage(getattr(response, "usage", None)),
             finish_reason=getattr(response, "stop_reason", None),
         )
+
+
+def _usage(usage: Any) -> Usage:
+    """Anthropic reports cache reads and writes apart from ``input_tokens``; ``Usage`` wants
+    them inside the prompt total, so each input token is counted once."""
+    read = token_count(usage, "cache_read_input_tokens")
+    written = token_count(usage, "cache_creation_input_tokens")
+    return Usage(
+        prompt_tokens=token_count(usage, "input_tokens") + read + written,
+        completion_tokens=token_count(usage, "output_tokens"),
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )

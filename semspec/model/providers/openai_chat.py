@@ -10,6 +10,7 @@ import openai
 
 from semspec.core.errors import ProviderError
 from semspec.model.providers.failures import sdk_errors, transport_error
+from semspec.model.providers.reported_usage import token_count
 from semspec.model.providers.types import AssistantReply, ChatMessage, ToolCall, ToolSpec, Usage
 
 # Local servers (Ollama, vLLM, llama.cpp) accept any key; the SDK insists on one.
@@ -116,16 +117,23 @@ class OpenAIChatProvider:
             for tc in (message.tool_calls or [])
             if getattr(tc, "function", None) is not None
         )
-        usage = getattr(response, "usage", None)
         return AssistantReply(
             text=message.content or "",
             tool_calls=calls,
-            usage=Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ),
+            usage=_usage(getattr(response, "usage", None)),
             finish_reason=choices[0].finish_reason,
         )
+
+
+def _usage(usage: Any) -> Usage:
+    """OpenAI counts cache reads inside ``prompt_tokens`` and names them in its details."""
+    prompt = token_count(usage, "prompt_tokens")
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=token_count(usage, "completion_tokens"),
+        cached_tokens=min(token_count(details, "cached_tokens"), prompt),
+    )
 
 
 __all__ = ["OpenAIChatProvider", "ProviderError", "parse_arguments"]
