@@ -185,3 +185,114 @@ def test_cli_reports_a_bad_registry_file_and_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "models.gpt-4o.context.sweet_spot" in done.stderr
     assert done.stderr.startswith("error: ")
+
+
+def test_every_shipped_price_names_its_source_and_date() -> None:
+    priced = [spec for spec in load_registry() if spec.cost is not None]
+    assert priced
+    for spec in priced:
+        assert spec.cost is not None
+        assert spec.cost.source, f"{spec.id}: price without a source"
+        assert spec.cost.as_of is not None, f"{spec.id}: price without an as_of date"
+
+
+def test_shipped_vendor_models_carry_their_cache_prices() -> None:
+    registry = load_registry()
+    for ident in ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "o3", "o4-mini"):
+        cost = registry.get(ident).cost
+        assert cost is not None and cost.cached_input_per_1m is not None
+        assert cost.cached_input_per_1m < cost.input_per_1m, ident
+    for ident in ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"):
+        cost = registry.get(ident).cost
+        assert cost is not None
+        # Anthropic: a cache read costs a tenth of input, a 5-minute cache write a quarter more.
+        assert cost.cached_input_per_1m == pytest.approx(cost.input_per_1m * 0.1), ident
+        assert cost.cache_write_per_1m == pytest.approx(cost.input_per_1m * 1.25), ident
+
+
+def test_an_overridden_price_without_a_source_loses_the_shipped_source_and_date(
+    tmp_path: Path,
+) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    cost: {input_per_1m: 1.0}\n")
+    cost = load_registry(tmp_path).get("gpt-4o").cost
+    assert cost is not None
+    assert (cost.input_per_1m, cost.output_per_1m) == (1.0, 10.0)
+    assert cost.source is None and cost.as_of is None
+
+
+def test_an_overridden_price_keeps_the_source_and_date_it_names(tmp_path: Path) -> None:
+    write_override(
+        tmp_path,
+        "models:\n  gpt-4o:\n    cost:\n      input_per_1m: 1.0\n"
+        "      source: our contract\n      as_of: 2026-01-31\n",
+    )
+    cost = load_registry(tmp_path).get("gpt-4o").cost
+    assert cost is not None
+    assert (cost.source, str(cost.as_of)) == ("our contract", "2026-01-31")
+
+
+def test_a_negative_cached_price_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = write_override(
+        tmp_path, "models:\n  gpt-4o:\n    cost:\n      cached_input_per_1m: -1\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.field == "models.gpt-4o.cost.cached_input_per_1m"
+    assert (caught.value.path, caught.value.line) == (str(path), 4)
+
+
+def test_a_price_date_that_is_not_a_date_is_refused(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    cost: {as_of: last spring}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_registry(tmp_path)
+    assert caught.value.field == "models.gpt-4o.cost.as_of"
+
+
+def test_models_list_shows_cached_prices_dates_and_sources(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--repo", str(tmp_path), "models", "list"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    gpt_4o = next(line for line in result.stdout.splitlines() if " gpt-4o " in line)
+    assert "$2.5 / $1.25 / $10" in gpt_4o
+    assert "2026-11-26" in gpt_4o
+    assert "price source https://platform.openai.com/docs/pricing: gpt-4.1," in result.stdout
+
+
+def test_models_list_says_when_a_price_has_no_recorded_date_or_source(tmp_path: Path) -> None:
+    write_override(tmp_path, "models:\n  gpt-4o:\n    cost: {input_per_1m: 1.0}\n")
+    result = CliRunner().invoke(
+        app, ["--repo", str(tmp_path), "models", "list"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    gpt_4o = next(line for line in result.stdout.splitlines() if " gpt-4o " in line)
+    assert "not recorded" in gpt_4o
+    assert "price source not recorded: gpt-4o" in result.stdout
+
+
+def test_models_show_prints_each_price_with_its_source_and_date(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["--repo", str(tmp_path), "models", "show", "claude-opus-4-1"])
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "cached input $1.5 per 1M tokens" in lines
+    assert "cache write $18.75 per 1M tokens" in lines
+    assert "price source https://platform.claude.com/docs/en/about-claude/pricing" in lines
+    assert "price as of 2026-11-26" in lines
+
+
+def test_models_show_json_carries_the_cost_fields(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--repo", str(tmp_path), "models", "show", "gpt-4o-mini", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    cost = json.loads(result.stdout)["cost"]
+    assert cost["cached_input_per_1m"] == 0.075
+    assert cost["source"] == "https://platform.openai.com/docs/pricing"
+    assert cost["as_of"] == "2026-11-26"
+
+
+def test_models_show_of_a_model_without_price_says_it_is_unknown(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["--repo", str(tmp_path), "models", "show", "llama3.1-8b"])
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "price unknown (a task with a dollar budget escalates before using it)" in lines

@@ -20,10 +20,33 @@ if TYPE_CHECKING:
 app = typer.Typer(help="The model registry and model assignment.", no_args_is_help=True)
 
 
+NOT_RECORDED = "not recorded"
+
+
 def _cost(spec: ModelSpec) -> str:
-    if spec.cost is None:
+    """Input, cached input and output dollars per 1M tokens; ``-`` for a model without a price."""
+    cost = spec.cost
+    if cost is None:
         return "-"
-    return f"${spec.cost.input_per_1m:g} / ${spec.cost.output_per_1m:g}"
+    cached = "=in" if cost.cached_input_per_1m is None else f"${cost.cached_input_per_1m:g}"
+    return f"${cost.input_per_1m:g} / {cached} / ${cost.output_per_1m:g}"
+
+
+def _as_of(spec: ModelSpec) -> str:
+    """The date the price was recorded, or why there is none."""
+    cost = spec.cost
+    if cost is None:
+        return "unknown price"
+    return cost.as_of.isoformat() if cost.as_of is not None else NOT_RECORDED
+
+
+def _sources(specs: list[ModelSpec]) -> dict[str, list[str]]:
+    """Model ids by the source of their price (``not recorded`` for a price without one)."""
+    by_source: dict[str, list[str]] = {}
+    for spec in specs:
+        if spec.cost is not None:
+            by_source.setdefault(spec.cost.source or NOT_RECORDED, []).append(spec.id)
+    return by_source
 
 
 @app.command("list")
@@ -51,11 +74,75 @@ def list_models(
             f"{spec.context.sweet_spot:,}",
             f"{spec.context.recommended_max_file_tokens:,}",
             _cost(spec),
+            _as_of(spec),
         )
         for spec in specs
     ]
-    columns = ("id", "provider", "roles", "tokenizer", "window", "sweet spot", "max file", "$/1M")
+    columns = (
+        "id",
+        "provider",
+        "roles",
+        "tokenizer",
+        "window",
+        "sweet spot",
+        "max file",
+        "$/1M in/cached/out",
+        "price as of",
+    )
     print_table(cli.console, None, columns, rows)
+    for source, ids in _sources(specs).items():
+        cli.console.print(f"price source {source}: {', '.join(ids)}", markup=False)
+
+
+def _price_lines(spec: ModelSpec) -> list[tuple[str, str]]:
+    cost = spec.cost
+    if cost is None:
+        return [("price", "unknown (a task with a dollar budget escalates before using it)")]
+
+    def per_1m(value: float | None) -> str:
+        return "as input" if value is None else f"${value:g} per 1M tokens"
+
+    return [
+        ("input", per_1m(cost.input_per_1m)),
+        ("cached input", per_1m(cost.cached_input_per_1m)),
+        ("cache write", per_1m(cost.cache_write_per_1m)),
+        ("output", per_1m(cost.output_per_1m)),
+        ("price source", cost.source or NOT_RECORDED),
+        ("price as of", cost.as_of.isoformat() if cost.as_of is not None else NOT_RECORDED),
+    ]
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    model: str = typer.Argument(..., help="A model id of the registry."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show one model of the effective registry: endpoint, roles, context and prices."""
+    from semspec.model.registry import load_registry
+
+    cli = cli_context(ctx)
+    spec = load_registry(cli.repo).get(model)
+    if as_json:
+        print_json(cli.console, spec.model_dump(mode="json"))
+        return
+    context = spec.context
+    lines = [
+        ("id", spec.id),
+        ("provider", spec.provider),
+        ("api model", spec.wire_name),
+        ("base url", spec.endpoint.base_url or "vendor default"),
+        ("roles", ", ".join(spec.capabilities)),
+        ("tokenizer", spec.tokenizer or "approximate"),
+        ("context window", f"{context.context_window:,}"),
+        ("effective context", f"{context.effective_context:,}"),
+        ("sweet spot", f"{context.sweet_spot:,}"),
+        ("max file tokens", f"{context.recommended_max_file_tokens:,}"),
+        *_price_lines(spec),
+    ]
+    width = max(len(name) for name, _ in lines)
+    for name, value in lines:
+        cli.console.print(f"{name:<{width}}  {value}", markup=False, soft_wrap=True)
 
 
 @app.command("assign")

@@ -111,6 +111,21 @@ _CACHE: dict[tuple[tuple[str, int, int], ...], ModelRegistry] = {}
 _CACHE_ENTRIES = 32
 
 
+PRICE_STAMP = ("source", "as_of")
+
+
+def _restamped(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``entry`` whose new prices drop the source and date they would inherit.
+
+    A shipped source and date vouch for the shipped figures only: an override that sets a price
+    without naming its own source must not show the vendor's page as where it came from.
+    """
+    cost = entry.get("cost")
+    if not isinstance(cost, Mapping) or not cost or any(key in cost for key in PRICE_STAMP):
+        return entry
+    return {**entry, "cost": {**cost, **dict.fromkeys(PRICE_STAMP)}}
+
+
 def _load(paths: list[Path]) -> ModelRegistry:
     files = [read_registry_file(path) for path in paths]
     merged: dict[str, dict[str, Any]] = {}
@@ -119,6 +134,6 @@ def _load(paths: list[Path]) -> ModelRegistry:
             if entry is None:
                 merged.pop(ident, None)
             else:
-                merged[ident] = deep_merge(merged.get(ident, {}), entry)
+                merged[ident] = deep_merge(merged.get(ident, {}), _restamped(entry))
     specs = {ident: _validate(ident, raw, files) for ident, raw in merged.items()}
     return ModelRegistry(specs)
