@@ -15,6 +15,7 @@ from semspec.core.path_refusal import os_refusal
 
 if TYPE_CHECKING:
     from semspec.core.config.models import SemspecConfig
+    from semspec.processors.risk_monitor.replay.backtest import RunReport
     from semspec.processors.risk_monitor.state import TaskState
 
 app = typer.Typer(
@@ -95,6 +96,46 @@ def watch(
     endpoints = resolve_endpoints(cli.config, cli.repo)
     options = nats_options(cli.config, cli.repo)
     watch_signals(endpoints.nats_url, options, cli.console, as_json, count=count)
+
+
+@app.command("replay")
+def replay(
+    ctx: typer.Context,
+    files: list[Path] = typer.Argument(
+        ..., help="Recorded runs: semspec step events (JSONL) or chat logs (JSON messages)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Backtest the risk rules on recorded runs: where each rule would have fired, at which
+    level, and the tokens and dollars that stopping at the first pause or halt would have saved
+    (no NATS or Temporal needed)."""
+    from semspec.processors.risk_monitor.replay.command import registry_pricer, replay_files
+
+    cli = cli_context(ctx)
+    reports, errors = replay_files(files, cli.config.risk, registry_pricer(cli.repo))
+    if as_json:
+        runs = [r.to_json() for r in reports]
+        print_json(cli.console, {"runs": runs, "errors": [e.message for e in errors]})
+    else:
+        print_table(cli.console, None, REPLAY_COLUMNS, [replay_row(r) for r in reports])
+        for exc in errors:
+            cli.err.print(f"error: {exc.message}", markup=False, highlight=False)
+    if errors:
+        cli.err.print(f"hint: {errors[0].hint}", markup=False, highlight=False)
+        raise typer.Exit(2)
+
+
+REPLAY_COLUMNS = ["run", "steps", "tokens", "fired", "stop", "tokens saved", "$ saved"]
+
+
+def replay_row(report: RunReport) -> tuple[object, ...]:
+    """One table row of ``monitor replay``: where rules fired, and what stopping saved."""
+    fired = ", ".join(f"{f.rule} {f.level}@{f.step}" for f in report.firings) or "-"
+    share = report.tokens_saved / report.tokens if report.tokens else 0.0
+    saved = f"{report.tokens_saved} ({share:.0%})" if report.stopped_at else "-"
+    usd = "?" if report.usd_saved is None else f"{report.usd_saved:.4f}"
+    stop = f"step {report.stopped_at}" if report.stopped_at else "-"
+    return (report.name, report.steps, report.tokens, fired, stop, saved, usd)
 
 
 async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:

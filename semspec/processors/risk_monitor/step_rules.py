@@ -17,11 +17,14 @@ What each rule compares (hashes only; the monitor never sees the text):
 - ``context_window_errors``: ``threshold`` model calls refused for a prompt over the window, in
   any turns of the episode (a new turn often hits the same wall).
 
-The first three look at the turn's tool steps in order; a step the agent marks ``wait``, or of a
-tool in ``risk.steps.wait_tools``, is left out (neither counted nor breaking a run), so a wait
-tool may repeat as long as it likes. Only steps of one turn (one agent, one iteration) make a
-pattern: a reviewer that reads the same files in every review is not stuck. A rule that fires
-uses its steps up, so it climbs the ladder again only after a whole new run of ``threshold``.
+The first three look at the turn's tool steps in order. A step the agent marks ``wait``, or of
+a tool in ``risk.steps.wait_tools``, never counts, and it ends every run in progress: a wait tool
+may repeat as long as it likes, and so may a check the agent waits between (a server that is
+not up yet answers the same each time). Such polling is bounded by the turn's step limit and the
+task's dollar budget, not by these rules (ADR 0006). Only steps of one turn (one agent, one
+iteration) make a pattern: a reviewer that reads the same files in every review is not stuck.
+A rule that fires uses its steps up, so it climbs the ladder again only after a whole new run
+of ``threshold``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) ->
         return
     state.silent_steps = []
     if data.wait or data.tool in rules.wait_tools:
+        # Waiting between two checks is what polling is: a repeat after a wait is no loop.
+        state.step_window = []
         return
     tool = (data.tool or "")[:MAX_TOOL_CHARS]
     entry = [*named, tool, data.action_hash, data.observation_hash, data.error]
