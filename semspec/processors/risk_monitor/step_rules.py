@@ -56,7 +56,7 @@ def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) ->
     """Record ``event`` in ``state``'s step window and yield the rule it completes, if any."""
     data = event.data
     turn = f"{data.role}/{event.iteration}"
-    if turn != state.step_turn or data.step < state.step_last:
+    if turn != state.step_turn or data.step <= state.step_last:
         state.step_turn = turn
         state.step_window = []
         state.silent_steps = []
