@@ -65,7 +65,7 @@ class TaskState:
     """Signals stored but not yet confirmed published; flushed again after a crash."""
     step_turn: str = ""
     """The agent turn the step window belongs to (``role/iteration``); a step of another turn,
-    or numbered below the last one, starts the window afresh."""
+    or numbered at or below the last one, starts the window afresh."""
     step_last: int = 0
     """The number of the turn's latest step."""
     step_window: list[list[Any]] = field(default_factory=list)

@@ -1,0 +1,176 @@
+"""The step rules: evaluation rate against raw JetStream, the corpus's precision and recall,
+the tokens a stop saves on looping runs, and the per-step publish overhead.
+
+Starts its own nats-server on a free loopback port (stopped by PID at the end) and measures,
+in the same run:
+
+- ``raw_per_s``: nats-py pull ``fetch`` + ``ack`` of N step events (the baseline);
+- ``steps_per_s``: the risk monitor consuming the same number of step events (step rules, KV
+  state, acks), the median of ``ROUNDS`` runs, and ``ratio`` against the baseline;
+- ``rules_per_s``: ``rules.apply_event`` alone over the same events, in process;
+- ``precision``/``recall``: ``semspec monitor replay``'s function over the labelled corpus in
+  ``tests/data/trajectories/`` (first rule fired against each run's label), per rule in
+  ``per_rule``;
+- ``tokens_saved_on_loops``: over the corpus's looping runs, the share of their tokens spent
+  after the step that raised the first pause or halt (what stopping there saves), and
+  ``steps_to_stop`` the median step a loop was stopped at against its length;
+- ``publish_overhead_ms``: the median ms a step waits for its event to be handed over, from
+  ``bench/step_publish.py`` (``measure_publish_overhead``); null while that bench is absent.
+
+The last line printed is one JSON object with ``publish_overhead_ms``, ``precision``,
+``recall``, ``tokens_saved_on_loops`` and the numbers above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.monitor_throughput import monitor_rate, raw_rate, start_server, stop_server
+from semspec.core.config.models import RiskConfig
+from semspec.core.logging import configure_logging
+from semspec.processors.risk_monitor.replay.command import registry_pricer, replay_files
+from semspec.processors.risk_monitor.replay.scores import HEALTHY, rule_scores
+from semspec.processors.risk_monitor.rules import apply_event
+from semspec.processors.risk_monitor.state import FileIndex, TaskState
+from semspec.vocabulary.events import MonitorEvent, monitor_event
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "trajectories"
+EVENTS = 20_000
+TASKS = 50
+ROUNDS = 3
+
+
+def step_events(count: int, prefix: str) -> list[MonitorEvent]:
+    """A developer's turns as step events: model calls and tool calls polling with changing
+    output, below every threshold (the common case)."""
+    events = []
+    for n in range(count):
+        task, turn_step = f"{prefix}-{n % TASKS}", n // TASKS + 1
+        tool = turn_step % 2 == 0
+        data: dict[str, Any] = {
+            "role": "developer",
+            "step": turn_step,
+            "kind": "tool" if tool else "model",
+            "tool": "bash" if tool else None,
+            "action_hash": "poll",
+            "observation_hash": f"out-{turn_step}",
+            "error": False,
+            "input_tokens": 0 if tool else 2_000 + 40 * turn_step,
+            "output_tokens": 0 if tool else 120,
+            "cost_usd": None if tool else 0.0075,
+        }
+        event_id = f"{prefix}-{task}/step/{turn_step}"
+        events.append(
+            monitor_event("step", data, event_id=event_id, task_id=task, run_id="r", iteration=1)
+        )
+    return events
+
+
+def rules_rate(events: list[MonitorEvent]) -> float:
+    """``apply_event`` alone over ``events``, states carried as the processor carries them."""
+    risk = RiskConfig()
+    states: dict[str, TaskState] = {}
+    index = FileIndex()
+    started = time.perf_counter()
+    for event in events:
+        own = states.get(event.task_id)
+        step = apply_event(event, {event.task_id: own} if own else {}, index, risk)
+        states.update(step.states)
+    return len(events) / (time.perf_counter() - started)
+
+
+def corpus_scores() -> dict[str, Any]:
+    """Precision and recall per rule, and what stopping saved on the looping runs."""
+    labels: dict[str, str] = json.loads((CORPUS / "labels.json").read_text())
+    files = [CORPUS / name for name in labels]
+    reports, errors = replay_files(files, RiskConfig(), registry_pricer(None))
+    if errors:
+        raise SystemExit("; ".join(e.message for e in errors))
+    by_name = {Path(r.name).name: r for r in reports}
+    scores = rule_scores(labels, {n: r.first_rule for n, r in by_name.items()})
+    loops = [by_name[n] for n, label in labels.items() if label != HEALTHY]
+    saved = sum(r.tokens_saved for r in loops) / sum(r.tokens for r in loops)
+    stopped = [r.stopped_at / r.steps for r in loops if r.stopped_at]
+    return {
+        "precision": round(scores["all"].precision, 3),
+        "recall": round(scores["all"].recall, 3),
+        "per_rule": {
+            rule: {"precision": round(s.precision, 3), "recall": round(s.recall, 3)}
+            for rule, s in scores.items()
+            if rule != "all"
+        },
+        "tokens_saved_on_loops": round(saved, 3),
+        "steps_to_stop": round(statistics.median(stopped), 3),
+        "runs": len(labels),
+        "loops": len(loops),
+    }
+
+
+def publish_overhead() -> float | None:
+    """Median ms of one step's publish hand-over, from helper H2's bench, when it is there."""
+    try:
+        from bench.step_publish import measure_publish_overhead  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return float(measure_publish_overhead())
+
+
+async def main() -> dict[str, Any]:
+    configure_logging("json", "ERROR")
+    with tempfile.TemporaryDirectory(prefix="semspec-bench-") as tmp:
+        proc, url = start_server(Path(tmp) / "single")
+        try:
+            nc = await nats.connect(url)
+            raw = await raw_rate(nc, step_events(EVENTS, "raw"))
+            await nc.close()
+            rounds = [await monitor_rate(url, step_events(EVENTS, f"m{n}")) for n in range(ROUNDS)]
+        finally:
+            stop_server(proc)
+    ours = statistics.median(rounds)
+    pure = rules_rate(step_events(EVENTS, "pure"))
+    corpus = corpus_scores()
+    overhead = publish_overhead()
+    result = {
+        "publish_overhead_ms": overhead,
+        "precision": corpus["precision"],
+        "recall": corpus["recall"],
+        "tokens_saved_on_loops": corpus["tokens_saved_on_loops"],
+        "steps_to_stop": corpus["steps_to_stop"],
+        "per_rule": corpus["per_rule"],
+        "steps_per_s": round(ours, 1),
+        "raw_per_s": round(raw, 1),
+        "ratio": round(ours / raw, 3),
+        "rules_per_s": round(pure, 1),
+    }
+    print(f"raw JetStream fetch+ack:        {raw:10.0f} step events/s")
+    print(f"risk monitor (step rules + KV): {ours:10.0f} step events/s   ratio {ours / raw:.2f}x")
+    print(f"apply_event alone:              {pure:10.0f} step events/s")
+    print(
+        f"corpus ({corpus['runs']} runs, {corpus['loops']} loops): precision "
+        f"{corpus['precision']:.2f}  recall {corpus['recall']:.2f}"
+    )
+    for rule, score in corpus["per_rule"].items():
+        print(f"  {rule:24s} precision {score['precision']:.2f}  recall {score['recall']:.2f}")
+    print(
+        f"loops stopped at {corpus['steps_to_stop']:.0%} of their steps (median); "
+        f"tokens saved {corpus['tokens_saved_on_loops']:.0%}"
+    )
+    shown = "n/a (bench/step_publish.py absent)" if overhead is None else f"{overhead:.3f} ms"
+    print(f"per-step publish overhead (median): {shown}")
+    print(json.dumps(result, sort_keys=True))
+    return result
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
