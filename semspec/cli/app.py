@@ -25,6 +25,7 @@ from semspec.cli import (
     services_cmd,
     sources_cmd,
     task_cmd,
+    usage_cmd,
     worker_cmd,
 )
 from semspec.cli.context import CliContext, find_repo
@@ -117,6 +118,7 @@ app.add_typer(task_cmd.app, name="task")
 app.add_typer(plan_cmd.app, name="plan")
 app.add_typer(escalations_cmd.app, name="escalations")
 models_cmd.register(app)
+usage_cmd.register(app)
 app.add_typer(monitor_cmd.app, name="monitor")
 app.add_typer(index_cmd.app, name="index")
 app.add_typer(sources_cmd.app, name="sources")

@@ -1,0 +1,116 @@
+"""``semspec usage``: steps, tokens and dollars of finished and running tasks, grouped."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json, print_table
+from semspec.cli.runtime import run_with_client
+from semspec.core.errors import InputError
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from semspec.client.usage_report import TaskSpending, UsageBy, UsageGroup
+    from semspec.services.connect import Endpoints
+
+
+def _grouping(by: str) -> UsageBy:
+    from semspec.client.usage_report import USAGE_GROUPINGS
+
+    for grouping in USAGE_GROUPINGS:
+        if by == grouping:
+            return grouping
+    raise InputError(f"--by {by}: not a grouping", hint=f"use one of: {', '.join(USAGE_GROUPINGS)}")
+
+
+async def read_spending(client: Client) -> list[TaskSpending]:
+    """Every task's spending from its workflow's memo, newest task first.
+
+    A task that checkpointed ran as several runs (continue-as-new); its latest run carries the
+    memo forward, so only that one is read. A task from before the memo spent nothing recorded.
+    """
+    from temporalio.client import WorkflowExecutionStatus
+
+    from semspec.client.usage_report import TaskSpending
+    from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
+    from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO, UsageTotals
+
+    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
+    seen: set[str] = set()
+    spending: list[TaskSpending] = []
+    async for wf in client.list_workflows(query):
+        if wf.id in seen:
+            continue
+        seen.add(wf.id)
+        plan_id = await wf.memo_value(PLAN_MEMO, None)
+        spending.append(
+            TaskSpending(
+                task_id=task_id_of(wf.id),
+                usage=UsageTotals.from_memo(await wf.memo_value(USAGE_MEMO, None)),
+                plan_id=plan_id if isinstance(plan_id, str) and plan_id else None,
+                started=wf.start_time,
+                running=wf.status == WorkflowExecutionStatus.RUNNING,
+            )
+        )
+    return spending
+
+
+def _note(group: UsageGroup, one_task: bool) -> str:
+    parts = []
+    if group.running:
+        parts.append("running" if one_task else f"{group.running} running")
+    if group.unpriced_models:
+        parts.append(f"unknown price: {', '.join(group.unpriced_models)}")
+    return "; ".join(parts)
+
+
+def _row(group: UsageGroup, one_task: bool = False) -> tuple[str, ...]:
+    return (
+        group.key,
+        f"{group.tasks:,}",
+        f"{group.steps:,}",
+        f"{group.input_tokens:,}",
+        f"{group.cached_tokens:,}",
+        f"{group.output_tokens:,}",
+        f"${group.cost_usd:,.4f}",
+        _note(group, one_task),
+    )
+
+
+def usage_cmd(
+    ctx: typer.Context,
+    by: str = typer.Option(
+        "task", "--by", help="Group by task, plan, day (the task's start, UTC) or model."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    wide: bool = typer.Option(
+        False, "--wide", help="One line per group however wide (long cells fold by default)."
+    ),
+) -> None:
+    """Steps, tokens (input includes cached) and dollars of all tasks, grouped, with a total."""
+    # Dollars count only models with a price; a group that used one without says so in "note".
+    cli = cli_context(ctx)
+    grouping = _grouping(by)
+
+    async def body(client: Client, _e: Endpoints) -> None:
+        from semspec.client.usage_report import usage_report
+
+        report = usage_report(await read_spending(client), grouping)
+        if as_json:
+            print_json(cli.console, report.to_json())
+            return
+        columns = (grouping, "tasks", "steps", "input", "cached", "output", "dollars", "note")
+        rows = [_row(group, one_task=grouping == "task") for group in report.groups]
+        rows.append(_row(report.total))
+        print_table(cli.console, None, columns, rows, wide=wide)
+
+    run_with_client(cli, body)
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``usage`` command to the root app."""
+    root.command("usage")(usage_cmd)
