@@ -21,9 +21,17 @@ def test_a_halt_from_the_monitor_offers_every_answer_an_escalation_does() -> Non
         f"{resolve} extend-budget --extra-retries N",
     ]
     escalated = commands("t1", "budget_exhausted", "escalate")
-    assert [c.split(" --guidance")[0] for c in escalated] == [
+    assert [c.split(" --guidance")[0] for c in escalated[:-1]] == [
         c.split(" --guidance")[0] for c in halted
     ]
+    # A spent budget may be the dollars: that answer comes last.
+    assert escalated[-1] == f"{resolve} extend-budget --extra-usd N"
+
+
+def test_an_unknown_price_offers_to_run_the_model_anyway() -> None:
+    offered = suggested_actions("t1", "unknown_price", "escalate")
+    approve = next(a for a in offered if a.command.endswith("--action approve"))
+    assert approve.description == "run the model without a price for the rest of the task"
 
 
 def test_a_warning_offers_only_what_its_reason_calls_for() -> None:

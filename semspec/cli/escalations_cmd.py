@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import typer
@@ -121,6 +122,13 @@ def resolve_cmd(
         help="For extend-budget: how much to raise the retry bound (every answer also starts "
         "the retry count again); 0 (the default) raises it by loop.max_retries.",
     ),
+    extra_usd: float = typer.Option(
+        0.0,
+        "--extra-usd",
+        min=0,
+        help="For extend-budget: US dollars to add to the task's dollar budget; 0 (the default) "
+        "adds the task's budget again when its dollars are spent.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Answer an escalation; the task resumes (or ends, for approve/abort)."""
@@ -137,12 +145,19 @@ def resolve_cmd(
         )
     if normalized == "retry" and not (guidance or "").strip():
         raise InputError("--action retry needs --guidance TEXT for the developer")
+    if extra_usd and normalized != "extend_budget":
+        raise InputError(
+            "--extra-usd goes with --action extend-budget",
+            hint="e.g. --action extend-budget --extra-usd 5",
+        )
+    if not math.isfinite(extra_usd):
+        raise InputError("--extra-usd must be a number of US dollars", hint="e.g. --extra-usd 5")
     # Only the stack's owner may answer: the workflow checks this key's signature.
     owner = load_owner_key(cli.config, cli.repo)
 
     async def body(client: Client, _e: Endpoints) -> None:
         task_id, escalation_id = await find_task(client, ident)
-        answer = Resolution(normalized, guidance, extra_retries)
+        answer = Resolution(normalized, guidance, extra_retries, extra_usd=extra_usd)
         ack = await resolve(client, task_id, answer, owner, escalation_id)
         if as_json:
             print_json(cli.console, jsonable(ack))

@@ -5,12 +5,14 @@ submit -f`` (``build_task_input``), and the dependencies are checked as a whole:
 
     id: arithmetic            # optional; a slug of the title by default
     title: Add arithmetic
+    max_cost_usd: 5           # optional: dollars all tasks together may spend
     tasks:
       - id: add-sub
         title: Add subtraction
         files: [calc.py, tests/test_sub.py]   # a path that does not exist yet is created
         criteria: ["sub(a, b) returns a - b"]
         script: scripts/sub.yaml   # relative to the plan file
+    max_cost_usd: 1.50         # this task's own dollar budget (default: loop.max_cost_usd)
       - id: add-mul
         title: Add multiplication
         files: [calc.py]
@@ -29,6 +31,7 @@ from typing import Any
 from semspec.client.task_spec import (
     TaskDraft,
     build_task_input,
+    dollars,
     new_task_id,
     read_spec_file,
     reject_unknown_keys,
@@ -38,8 +41,17 @@ from semspec.core.errors import TaskSpecError
 from semspec.workflow.plan.messages import PlanInput, PlanTask
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_PLAN_KEYS = {"id", "title", "description", "tasks"}
-_TASK_KEYS = {"id", "title", "description", "files", "criteria", "depends_on", "script"}
+_PLAN_KEYS = {"id", "title", "description", "tasks", "max_cost_usd"}
+_TASK_KEYS = {
+    "id",
+    "title",
+    "description",
+    "files",
+    "criteria",
+    "depends_on",
+    "script",
+    "max_cost_usd",
+}
 # Fields named by ``build_task_input`` (CLI spellings) → the plan file's keys.
 _PLAN_KEY_OF = {"--file": "files", "--repo": None, "base_branch": None}
 
@@ -65,6 +77,8 @@ class PlanDraft:
     title: str
     description: str = ""
     tasks: list[PlanTaskDraft] = field(default_factory=list)
+    max_cost_usd: float | None = None
+    """Dollars the plan's tasks may spend together; None = no plan budget."""
 
 
 def draft_plan_from_yaml(path: Path) -> PlanDraft:
@@ -84,7 +98,8 @@ def draft_plan_from_yaml(path: Path) -> PlanDraft:
     if not isinstance(items, list) or not items:
         raise TaskSpecError(f"{path}: a plan needs a non-empty list of tasks", field="tasks")
     tasks = [_task_draft(path, i, item, plan_id) for i, item in enumerate(items)]
-    return PlanDraft(plan_id, title.strip(), str(raw.get("description") or ""), tasks)
+    budget = dollars(path, raw.get("max_cost_usd"), "max_cost_usd")
+    return PlanDraft(plan_id, title.strip(), str(raw.get("description") or ""), tasks, budget)
 
 
 def _task_draft(path: Path, index: int, item: object, plan_id: str) -> PlanTaskDraft:
@@ -117,6 +132,7 @@ def _task_draft(path: Path, index: int, item: object, plan_id: str) -> PlanTaskD
         task_id=task_id,
         plan_id=plan_id,
         script=script,
+        max_cost_usd=dollars(path, item.get("max_cost_usd"), f"{where}.max_cost_usd"),
     )
     return PlanTaskDraft(draft, _strings(path, item, "depends_on", where))
 
@@ -186,7 +202,9 @@ def build_plan_input(draft: PlanDraft, config: SemspecConfig, repo: Path) -> Pla
             message = exc.message.removeprefix(f"{exc.field}: ")
             raise TaskSpecError(message, field=where, hint=exc.hint) from None
         tasks.append(PlanTask(input=inp, depends_on=sorted(set(task.depends_on))))
-    return PlanInput(draft.plan_id, draft.title, tasks, draft.description)
+    return PlanInput(
+        draft.plan_id, draft.title, tasks, draft.description, max_cost_usd=draft.max_cost_usd
+    )
 
 
 def load_plan(path: Path, config: SemspecConfig, repo: Path) -> PlanInput:

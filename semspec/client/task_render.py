@@ -8,6 +8,7 @@ from rich.console import Console
 
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.gates.types import GateResult
+from semspec.workflow.task.dollars import usd
 from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
 
 GATE_TAIL_LINES = 20
@@ -62,6 +63,27 @@ def render_models(console: Console, status: TaskStatus) -> None:
         )
 
 
+def render_cost(console: Console, status: TaskStatus) -> None:
+    """Dollars and tokens spent, against the budget, and per iteration; nothing when the agents
+    reported no usage and there is no budget."""
+    usage, budget = status.usage, status.budget_usd
+    if not usage.steps and not usage.cost_usd and budget is None:
+        return
+    of = f" of {usd(budget)} budget" if budget is not None else ""
+    console.print(
+        f"  cost: {usd(usage.cost_usd)}{of} ({usage.steps} steps; {usage.input_tokens:,} in, "
+        f"{usage.output_tokens:,} out, {usage.cached_tokens:,} cached tokens)",
+        markup=False,
+        soft_wrap=True,
+    )
+    if status.iteration_costs:
+        each = ", ".join(f"{n} {usd(c)}" for n, c in enumerate(status.iteration_costs, 1))
+        console.print(f"  cost per iteration: {each}", markup=False, soft_wrap=True)
+    if usage.unpriced_models:
+        names = ", ".join(sorted(usage.unpriced_models))
+        console.print(f"  without a price (no dollars counted): {names}", markup=False)
+
+
 def render_status(console: Console, status: TaskStatus) -> None:
     """Phase, counters, last gates and verdict, and a pending escalation with its commands."""
     out = console.print
@@ -79,6 +101,7 @@ def render_status(console: Console, status: TaskStatus) -> None:
     if status.reason:
         out(f"  reason: {status.reason}", markup=False)
     render_models(console, status)
+    render_cost(console, status)
     for gate in status.last_gates:
         mark = "pass" if gate.passed else ("FAIL" if gate.required else "warn")
         out(f"  gate {gate.name}: {mark} ({gate.duration_ms:.0f} ms)", markup=False)
@@ -111,10 +134,11 @@ def render_status(console: Console, status: TaskStatus) -> None:
     esc = status.pending_escalation
     if esc is not None:
         out(f"  ESCALATED ({esc.reason}): {esc.message}", markup=False)
-        _resolve_commands(console, status.task_id)
+        _resolve_commands(console, status)
 
 
-def _resolve_commands(console: Console, task_id: str) -> None:
+def _resolve_commands(console: Console, status: TaskStatus) -> None:
+    task_id = status.task_id
     console.print(
         f'    semspec escalations resolve {task_id} --action retry --guidance "..."', markup=False
     )
@@ -123,6 +147,11 @@ def _resolve_commands(console: Console, task_id: str) -> None:
         f"    semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
         markup=False,
     )
+    if status.budget_usd is not None:
+        console.print(
+            f"    semspec escalations resolve {task_id} --action extend-budget --extra-usd N",
+            markup=False,
+        )
 
 
 def render_final(console: Console, status: TaskStatus) -> None:
@@ -136,7 +165,7 @@ def render_final(console: Console, status: TaskStatus) -> None:
     if esc is not None:
         out(f"task {status.task_id}: escalated ({esc.reason}): {esc.message}", markup=False)
         render_failed_gates(console, status.last_gates)
-        _resolve_commands(console, status.task_id)
+        _resolve_commands(console, status)
         return
     outcome = status.outcome or status.phase
     if status.commit_id:

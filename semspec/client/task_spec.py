@@ -6,6 +6,7 @@ at submit with the field named, not minutes later inside a worker.
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ _TASK_KEYS = {
     "script",
     "developer",
     "reviewer",
+    "max_cost_usd",
 }
 _ROLE_KEYS = {"provider", "model", "script"}
 
@@ -55,6 +57,8 @@ class TaskDraft:
     script: str | None = None
     developer: dict[str, Any] = field(default_factory=dict)
     reviewer: dict[str, Any] = field(default_factory=dict)
+    max_cost_usd: float | None = None
+    """The task's dollar budget, over ``loop.max_cost_usd``."""
 
 
 def new_task_id(title: str) -> str:
@@ -109,7 +113,23 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         script=script,
         developer=mapping("developer"),
         reviewer=mapping("reviewer"),
+        max_cost_usd=dollars(path, raw.get("max_cost_usd"), "max_cost_usd"),
     )
+
+
+def dollars(path: Path, value: Any, key: str) -> float | None:
+    """A dollar budget as written (absent: None); anything but a positive, finite number is a
+    ``TaskSpecError`` naming ``key``."""
+    if value is None:
+        return None
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not 0 < value < math.inf:
+        raise TaskSpecError(
+            f"{path}: must be a positive number of US dollars (got {value!r})",
+            field=key,
+            hint="e.g. max_cost_usd: 2.50",
+        )
+    return float(value)
 
 
 def read_spec_file(
@@ -227,6 +247,7 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
         reviewer_timeout_s=loop.reviewer_timeout_s,
         activity_attempts=loop.activity_attempts,
         max_output_bytes=config.gates.max_output_bytes,
+        max_cost_usd=loop.max_cost_usd if draft.max_cost_usd is None else draft.max_cost_usd,
     )
     return TaskInput(
         spec=spec,

@@ -15,6 +15,8 @@ class FallbackReason(StrEnum):
     LOW_CONFIDENCE = "low_confidence"
     NO_NEW_EVIDENCE = "no_new_evidence"
     BUDGET_EXHAUSTED = "budget_exhausted"
+    UNKNOWN_PRICE = "unknown_price"
+    """A task with a dollar budget would run a model the registry has no price for."""
 
 
 class RiskReason(StrEnum):

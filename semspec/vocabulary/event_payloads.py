@@ -39,6 +39,8 @@ class IterationPayload(Payload):
     """The step the iteration starts with."""
     retries: NonNegativeInt
     """Retries used since the last human answer."""
+    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    """Dollars the task spent before this iteration."""
 
 
 class GateRun(Payload):
@@ -123,6 +125,10 @@ class EscalationRaised(Payload):
     """The task's own bound (``loop``), or the risk signal that stopped it."""
     escalation_id: Annotated[str, Field(min_length=1)]
     """``<task id>-<n>``, counting the task's escalations."""
+    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    """Dollars the task had spent when it stopped."""
+    budget_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    """Its dollar budget with what humans added; null when it has none."""
 
 
 class EscalationResolved(Payload):
@@ -134,6 +140,8 @@ class EscalationResolved(Payload):
     """The human's answer; the monitor starts a new episode on any of them."""
     extra_retries: NonNegativeInt
     """Retries an ``extend_budget`` answer granted (0 for the other actions)."""
+    extra_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    """Dollars an ``extend_budget`` answer added to the task's budget."""
     escalation_id: Annotated[str, Field(min_length=1)]
     """The escalation answered."""
 
@@ -161,6 +169,16 @@ class FinishedPayload(Payload):
     """The approved commit, if any."""
     reason: str | None
     """Why it ended otherwise, if known."""
+    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    """Dollars the task's agents spent (models without a price count nothing)."""
+    input_tokens: NonNegativeInt = 0
+    """Prompt tokens of every agent call, cached ones included."""
+    output_tokens: NonNegativeInt = 0
+    """Completion tokens of every agent call."""
+    cached_tokens: NonNegativeInt = 0
+    """Prompt tokens read from the provider's cache (part of ``input_tokens``)."""
+    unpriced_models: list[str] = []
+    """Models that ran without a price in the registry."""
 
 
 StepKind = Literal["model", "tool"]

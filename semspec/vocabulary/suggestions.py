@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import Final
 
-from semspec.core.reasons import RiskReason
+from semspec.core.reasons import FallbackReason, RiskReason
 from semspec.vocabulary.events import SuggestedAction
 
 WAITING_LEVELS: Final = ("halt", "escalate")
@@ -30,6 +30,11 @@ _GUIDANCE: Final[dict[str, str]] = {
     RiskReason.CONTEXT_WINDOW_ERRORS: "read less at once: search first, then read small parts",
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
+_ACCEPT: Final[dict[str, str]] = {
+    RiskReason.SCOPE_CREEP: "accept the extra files",
+    FallbackReason.UNKNOWN_PRICE: "run the model without a price for the rest of the task",
+}
+"""What ``approve`` means for a reason, where it is not "approve the work as it is"."""
 
 
 def suggested_actions(task_id: str, reason: str, level: str = "escalate") -> list[SuggestedAction]:
@@ -49,10 +54,12 @@ def suggested_actions(task_id: str, reason: str, level: str = "escalate") -> lis
         steps.append(
             ("let the developer try again with guidance", f"{resolve} retry --guidance {guidance}")
         )
-        accept = "accept the extra files" if reason == RiskReason.SCOPE_CREEP else "approve as is"
-        steps.append((accept, f"{resolve} approve"))
+        steps.append((_ACCEPT.get(reason, "approve as is"), f"{resolve} approve"))
     if waits:
         steps.append(("abort the task", f"{resolve} abort"))
     if waits or reason in _BUDGET_REASONS:
         steps.append(("grant more retries", f"{resolve} extend-budget --extra-retries N"))
+    if reason == FallbackReason.BUDGET_EXHAUSTED:
+        # The same reason names a spent retry bound and a spent dollar budget.
+        steps.append(("add dollars to the budget", f"{resolve} extend-budget --extra-usd N"))
     return [SuggestedAction(description=d, command=c) for d, c in steps]

@@ -108,6 +108,10 @@ class LoopConfig(_Section):
     """Start-to-close timeout of one reviewer activity."""
     activity_attempts: int = Field(default=5, ge=1)
     """Maximum Temporal attempts of an activity before the loop escalates."""
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """US dollars one task may spend on model calls before it pauses and escalates
+    (``budget_exhausted``); unset = no dollar budget. With a budget, a model without a price in
+    the registry is not run until a human agrees (``unknown_price``)."""
 
 
 class RiskRule(_Section):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from semspec.workflow.task.messages import TaskInput
+from semspec.workflow.task.usage import UsageTotals
 
 WAITING = "waiting"
 RUNNING = "running"
@@ -41,6 +42,8 @@ class PlanInput:
     """Public key of the stack's owner; every task of the plan runs under it (ADR 0004)."""
     start_signature: str = ""
     """The owner's signature over the workflow id and this input (``start_fields``)."""
+    max_cost_usd: float | None = None
+    """Dollars the plan's tasks may spend together; None = no plan budget."""
 
 
 @dataclass
@@ -58,6 +61,10 @@ class PlanTaskStatus:
     iterations: int = 0
     phase: str | None = None
     """The running task's own phase (e.g. ``escalated``); filled in by clients, not the plan."""
+    share_usd: float | None = None
+    """The share of the plan's budget the task got when it started; None = no plan budget."""
+    cost_usd: float = 0.0
+    """Dollars the task spent (known once it has finished)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,10 @@ class PlanStatus:
     """``approved`` when every task was approved, else ``incomplete``; set when done."""
     tasks: list[PlanTaskStatus] = field(default_factory=list)
     log: list[PlanLogEntry] = field(default_factory=list)
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    """Steps, tokens and dollars of the plan's finished tasks, summed."""
+    max_cost_usd: float | None = None
+    """The plan's dollar budget; None = none."""
 
 
 @dataclass(frozen=True)

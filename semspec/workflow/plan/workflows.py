@@ -6,6 +6,12 @@ run in parallel. A task whose dependency ended any other way is skipped, since i
 premise is gone. Children keep the ids ``task-<task_id>``, so the task CLI, the risk monitor
 and its signal bridge address them exactly like tasks submitted on their own.
 
+A plan with a dollar budget (``max_cost_usd``) hands each task a share when it starts: what the
+plan has neither spent (finished tasks) nor handed to running tasks, split evenly among the tasks
+starting at that moment. Shares of running tasks never add up to more than the budget, and each
+task stops at the step that spends its share, so the plan overshoots by at most one step per
+task. The plan sums its finished tasks' usage (status and the Temporal memo).
+
 Only the stack's owner starts a plan (ADR 0004): the plan verifies its start signature first
 and hands its owner key to every task, whose worker checks it serves that key.
 
@@ -43,9 +49,11 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
+    from semspec.workflow.task.dollars import plan_share
     from semspec.workflow.task.messages import PLAN_START, TaskResult
     from semspec.workflow.task.owner_check import check_start
-    from semspec.workflow.task.workflows import SIGNED_CONTROL, TaskWorkflow
+    from semspec.workflow.task.usage import USAGE_MEMO
+    from semspec.workflow.task.workflows import SIGNED_CONTROL, USAGE_MEMO_PATCH, TaskWorkflow
 
 
 @workflow.defn(name=PLAN_WORKFLOW)
@@ -61,9 +69,12 @@ class PlanWorkflow:
             )
             for t in inp.tasks
         }
-        self._status = PlanStatus(inp.plan_id, inp.title, tasks=list(self._rows.values()))
+        self._status = PlanStatus(
+            inp.plan_id, inp.title, tasks=list(self._rows.values()), max_cost_usd=inp.max_cost_usd
+        )
         self._changed = False
         self._signed = workflow.patched(SIGNED_CONTROL)
+        self._memo = workflow.patched(USAGE_MEMO_PATCH)
         self._owner_key = inp.owner_key
 
     @workflow.run
@@ -74,7 +85,9 @@ class PlanWorkflow:
         children: list[asyncio.Task[None]] = []
         try:
             while True:
-                children += [asyncio.create_task(self._run_task(t)) for t in self._schedule(inp)]
+                ready = self._schedule(inp)
+                self._share(inp, ready)
+                children += [asyncio.create_task(self._run_task(t)) for t in ready]
                 if all(row.state in FINAL_STATES for row in status.tasks):
                     break
                 self._changed = False
@@ -112,12 +125,25 @@ class PlanWorkflow:
                     ready.append(task)
         return ready
 
+    def _share(self, inp: PlanInput, ready: list[PlanTask]) -> None:
+        """Give each task starting now its share of what the plan's budget has free."""
+        starting = [self._rows[t.input.spec.task_id] for t in ready]
+        ids = {row.task_id for row in starting}
+        running = [
+            r.share_usd
+            for r in self._status.tasks
+            if r.state == RUNNING and r.share_usd is not None and r.task_id not in ids
+        ]
+        share = plan_share(inp.max_cost_usd, self._status.usage.cost_usd, running, len(starting))
+        for row in starting:
+            row.share_usd = share
+
     async def _run_task(self, task: PlanTask) -> None:
         row = self._rows[task.input.spec.task_id]
         # The task builds on its dependencies' approved work, not on the bare base branch.
         after = [c for c in (self._rows[d].commit_id for d in task.depends_on) if c]
         spec = replace(task.input.spec, after_commits=after)
-        child = replace(task.input, spec=spec)
+        child = replace(task.input, spec=spec, share_usd=row.share_usd)
         if self._signed:
             # The plan's signature covered the tasks; each runs under the plan's owner.
             child = replace(child, owner_key=self._owner_key, start_signature="")
@@ -131,6 +157,10 @@ class PlanWorkflow:
             row.state = result.outcome if result.outcome in FINAL_STATES else FAILED
             row.reason, row.commit_id = result.reason, result.commit_id
             row.branch, row.iterations = result.branch, result.iterations
+            row.cost_usd = result.status.usage.cost_usd
+            self._status.usage.merge(result.status.usage)
+            if self._memo:
+                workflow.upsert_memo({USAGE_MEMO: self._status.usage.to_memo()})
         except WorkflowAlreadyStartedError:
             row.state = FAILED
             row.reason = f"workflow {task_workflow_id(row.task_id)} already exists; rename the task"

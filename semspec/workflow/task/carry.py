@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from semspec.workflow.context.monitor import ContextSnapshot, ContextTracker
 from semspec.workflow.context.windows import DEFAULT_WINDOW
 from semspec.workflow.task.bounds import MAX_CARRIED_LOG, context_after
+from semspec.workflow.task.dollars import DollarBudget
 from semspec.workflow.task.messages import (
     CheckpointStep,
     Continuation,
@@ -55,6 +56,8 @@ class LoopState:
     """Why the loop must checkpoint at its next safe point (context pressure, a pause)."""
     step_cancelled: bool = False
     """A step was cancelled before it reported its files: the checkpoint scans the worktree."""
+    dollars: DollarBudget = field(default_factory=DollarBudget)
+    """The dollar budget, with what humans granted and whether they accepted unpriced models."""
 
     @classmethod
     def start(cls, inp: TaskInput) -> LoopState:
@@ -64,6 +67,11 @@ class LoopState:
             inp.limits.max_iterations,
             # Replaced by the budget check's window, or the carried one.
             ContextTracker(window=DEFAULT_WINDOW),
+            dollars=DollarBudget(
+                inp.limits.max_cost_usd,
+                inp.share_usd,
+                f"plan {inp.spec.plan_id}" if inp.spec.plan_id else "its parent task",
+            ),
         )
         if inp.window:
             # A subtask: its parent checked the budget and passes its window down.
@@ -116,6 +124,10 @@ def carry_over(
         scope_flagged=sorted(signals.scope_flagged),
         # A pause is answered by this very checkpoint; a halt still needs a human.
         halt=signals.halt,
+        usage=status.usage,
+        iteration_costs=list(status.iteration_costs),
+        granted_usd=state.dollars.granted_usd,
+        accept_unpriced=state.dollars.accept_unpriced,
     )
 
 
@@ -146,3 +158,9 @@ def restore(cont: Continuation, status: TaskStatus, signals: RiskSignals, state:
     if cont.window:
         state.tracker = ContextTracker(window=cont.window)
     state.base_tokens = cont.base_tokens
+    if cont.usage is not None:
+        status.usage = cont.usage
+    status.iteration_costs = list(cont.iteration_costs)
+    state.dollars.granted_usd = cont.granted_usd
+    state.dollars.accept_unpriced = cont.accept_unpriced
+    status.budget_usd = state.dollars.cap_usd

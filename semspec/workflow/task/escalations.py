@@ -10,6 +10,7 @@ verify against the task's owner key for the pending question's id and nonce.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from semspec.core.owner_key import verify
@@ -93,6 +94,8 @@ class Escalations:
             raise ValueError("action retry needs guidance for the developer (--guidance TEXT)")
         if resolution.extra_retries < 0:
             raise ValueError("extra_retries must be >= 0")
+        if not 0 <= resolution.extra_usd < math.inf:
+            raise ValueError("extra_usd must be a finite number of dollars >= 0")
 
     def answer(self, resolution: Resolution) -> ResolutionAck:
         """Take a checked answer to the pending question."""

@@ -16,6 +16,7 @@ from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.review import Verdict
 from semspec.workflow.context.monitor import ContextSnapshot
 from semspec.workflow.gates.types import GateResult, GateSpec
+from semspec.workflow.task.usage import UsageTotals
 
 ResolutionAction = Literal["retry", "approve", "abort", "extend_budget"]
 RESOLUTION_ACTIONS: tuple[ResolutionAction, ...] = get_args(ResolutionAction)
@@ -64,6 +65,8 @@ class LoopLimits:
     reviewer_timeout_s: float = 600.0
     activity_attempts: int = 5
     max_output_bytes: int = 16_384
+    max_cost_usd: float | None = None
+    """Dollars the task may spend (``loop.max_cost_usd``, or the task file's); None = no cap."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,14 @@ class Continuation:
     """Files outside the task the loop already flagged to the reviewer."""
     outbox: list[PublishInput] = field(default_factory=list)
     """Loop events not yet published: the new run sends them first, under their old ids."""
+    usage: UsageTotals | None = None
+    """Tokens and dollars of every run so far; None only in continuations of older runs."""
+    iteration_costs: list[float] = field(default_factory=list)
+    """Dollars of each iteration so far (the first iteration's first)."""
+    granted_usd: float = 0.0
+    """Dollars humans added to the budget (``extend_budget`` with ``extra_usd``)."""
+    accept_unpriced: bool = False
+    """A human agreed to run a model without a price; the task does not ask again."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +180,9 @@ class TaskInput:
     Child tasks (subtasks, plan tasks) get their parent's."""
     start_signature: str = ""
     """The owner's signature over the workflow id and this input (``start_fields``)."""
+    share_usd: float | None = None
+    """Dollars of its parent's budget this task may spend: a plan task's share of the plan's
+    ``max_cost_usd``, a subtask's of its parent task's budget; None = no such cap."""
 
 
 class SignedInput(Protocol):
@@ -500,10 +514,12 @@ class Resolution:
     resolved_by: str = "human"
     signature: str = ""
     """The owner's signature over ``signed_fields`` (made by ``signed_by``)."""
+    extra_usd: float = 0.0
+    """Dollars an ``extend_budget`` answer adds to the task's dollar budget."""
 
     def signed_fields(self, escalation: Escalation) -> dict[str, Any]:
         """What the signature covers: the answer and the one question it answers."""
-        return {
+        fields: dict[str, Any] = {
             "task_id": escalation.task_id,
             "escalation_id": escalation.escalation_id,
             "nonce": escalation.nonce,
@@ -512,6 +528,11 @@ class Resolution:
             "extra_retries": self.extra_retries,
             "resolved_by": self.resolved_by,
         }
+        # Covered whenever it grants something; left out at its default, so an answer signed
+        # before the field existed still verifies.
+        if self.extra_usd:
+            fields["extra_usd"] = self.extra_usd
+        return fields
 
     def signed_by(self, owner: OwnerKey, escalation: Escalation) -> Resolution:
         """This answer, signed by ``owner`` for ``escalation``."""
@@ -566,6 +587,12 @@ class TaskStatus:
     """Answers and risk signals refused for a missing or wrong owner signature. A refused
     answer leaves no trace in the history, so that part of the count restarts when a worker
     replays the task."""
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    """Steps, tokens and dollars the task's agents spent, in all and per model."""
+    iteration_costs: list[float] = field(default_factory=list)
+    """Dollars of each iteration (the first iteration's first)."""
+    budget_usd: float | None = None
+    """The task's dollar budget with what humans added; None = no dollar budget."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -20,6 +20,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 from temporalio.workflow import ActivityCancellationType, ActivityHandle
 
+from semspec.agents.protocol import TurnUsage
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.context.monitor import should_checkpoint
 from semspec.workflow.fingerprint import evidence_fingerprint
@@ -28,6 +29,7 @@ from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.bounds import Escalate
 from semspec.workflow.task.calls import ActivityCalls
 from semspec.workflow.task.carry import LoopState
+from semspec.workflow.task.dollars import DOLLAR_STOPS, add_iteration_cost
 from semspec.workflow.task.messages import (
     CommitInput,
     DeveloperInput,
@@ -44,6 +46,7 @@ from semspec.workflow.task.messages import (
     Workspace,
 )
 from semspec.workflow.task.risk_signals import RiskSignals
+from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO
 
 # Runs started before steps could be interrupted replay without it (signals wait for the next
 # safe point there, and a cancelled workflow does not wait for its activity to stop).
@@ -123,6 +126,8 @@ class Steps:
         log: Log,
         events: Callable[[], EventContext],
         queue: Callable[[PublishInput], None],
+        check_dollars: Callable[[], Awaitable[None]],
+        memo: bool = False,
     ) -> None:
         self._inp = inp
         self._activities = activities
@@ -133,6 +138,11 @@ class Steps:
         self._events = events
         self._queue = queue
         """Adds a loop event to the workflow's outbox (runs with one)."""
+        self._check_dollars = check_dollars
+        """Escalates, before an agent call, when the dollar budget says so (returns once it
+        holds again)."""
+        self._memo = memo
+        """Write the task's usage to the Temporal memo after each agent turn."""
         self._runner = StepRunner(activities, lambda: signals.stop_requested() is not None)
 
     async def develop(self, ws: Workspace) -> DeveloperStep:
@@ -141,24 +151,38 @@ class Steps:
         status.phase = "developer"
         ctx = self._events()
         if ctx.outbox:  # the monitor hears of the iteration before the developer starts
-            iteration = {"phase": "developer", "retries": status.retries}
+            iteration = {
+                "phase": "developer",
+                "retries": status.retries,
+                "cost_usd": round(status.usage.cost_usd, 6),
+            }
             self._queue(PublishInput(ctx, "iteration", iteration, at=workflow.now().isoformat()))
-        request = DeveloperInput(
-            self._inp.spec,
-            ws,
-            ctx,
-            list(state.feedback),
-            state.guidance,
-            retries=status.retries,
-            carried=list(state.decisions),
-        )
         timeout = timedelta(seconds=limits.developer_timeout_s)
-        dev = await self._runner.run("developer", TaskActivities.develop, request, timeout)
+        while True:
+            await self._check_dollars()
+            request = DeveloperInput(
+                self._inp.spec,
+                ws,
+                ctx,
+                list(state.feedback),
+                state.guidance,
+                retries=status.retries,
+                carried=list(state.decisions),
+                cost_budget_usd=state.dollars.turn_budget(status.usage.cost_usd),
+                accept_unpriced=state.dollars.accept_unpriced,
+            )
+            dev = await self._runner.run("developer", TaskActivities.develop, request, timeout)
+            status.events_dropped += dev.events_dropped
+            self._queued(dev.events)
+            state.last_files = list(dev.files_touched)
+            self._spend(dev.tokens_used)
+            self._account(dev.usage, dev.stopped, self._inp.spec.developer.model)
+            if dev.stopped not in DOLLAR_STOPS:
+                break
+            # Stopped for money: the next check escalates, and an answer that lets it go on
+            # runs the turn again (its changes so far stay in the worktree).
+            self._log("developer", f"stopped: {dev.stopped}", {"files": dev.files_touched})
         state.guidance = None  # used: a later retry answer brings its own
-        status.events_dropped += dev.events_dropped
-        self._queued(dev.events)
-        state.last_files = list(dev.files_touched)
-        self._spend(dev.tokens_used)
         touched = ", ".join(dev.files_touched) or "no files"
         self._log(
             "developer",
@@ -244,16 +268,30 @@ class Steps:
     async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
         status = self._status
         status.phase = "reviewer"
-        request = ReviewInput(
-            self._inp.spec, ws, self._events(), gate_summary, list(status.flags), evidence
-        )
         timeout = timedelta(seconds=self._inp.limits.reviewer_timeout_s)
-        review = await self._runner.run("reviewer", TaskActivities.review, request, timeout)
+        dollars = self._state.dollars
+        while True:
+            await self._check_dollars()
+            request = ReviewInput(
+                self._inp.spec,
+                ws,
+                self._events(),
+                gate_summary,
+                list(status.flags),
+                evidence,
+                cost_budget_usd=dollars.turn_budget(status.usage.cost_usd),
+                accept_unpriced=dollars.accept_unpriced,
+            )
+            review = await self._runner.run("reviewer", TaskActivities.review, request, timeout)
+            status.events_dropped += review.events_dropped
+            self._queued(review.events)
+            self._spend(review.tokens_used)
+            self._account(review.usage, review.stopped, self._inp.spec.reviewer.model)
+            if review.stopped not in DOLLAR_STOPS:
+                break
+            self._log("review", f"stopped: {review.stopped}")
         status.last_verdict = review
         self._state.last_review = review
-        status.events_dropped += review.events_dropped
-        self._queued(review.events)
-        self._spend(review.tokens_used)
         # A reviewer that gave up reports request_changes with reason abstain: say abstain.
         shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
         self._log(
@@ -285,6 +323,21 @@ class Steps:
         """Queue the loop events a step handed back (none in runs from before the outbox)."""
         for event in events:
             self._queue(event)
+
+    def _account(self, usage: TurnUsage, stopped: str | None, model: str) -> None:
+        """Add an agent turn's dollars to the task's and its iteration's, and to the memo."""
+        status = self._status
+        if stopped == "unknown_price":
+            # Fail closed even if the agent did not say which model: the role's is the one.
+            usage = replace(usage, unpriced=True, model=usage.model or model)
+        if usage != TurnUsage():  # agents that report no usage add nothing, not an "unknown"
+            status.usage.add(usage)
+            add_iteration_cost(status.iteration_costs, status.iteration, usage.cost_usd)
+        if self._memo:
+            memo: dict[str, object] = {USAGE_MEMO: status.usage.to_memo()}
+            if self._inp.spec.plan_id:
+                memo[PLAN_MEMO] = self._inp.spec.plan_id
+            workflow.upsert_memo(memo)
 
     def _spend(self, tokens: int) -> None:
         """Account an agent call's tokens to the loop's context and check the pressure level."""

@@ -83,6 +83,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from semspec.workflow.task.carry import LoopState, carry_over, restore
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
+    from semspec.workflow.task.dollars import usd
     from semspec.workflow.task.escalations import Escalations, UnsignedAnswer
     from semspec.workflow.task.messages import (
         TASK_START,
@@ -108,12 +109,15 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
     from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
     from semspec.workflow.task.steps import Steps, StepStopped
+    from semspec.workflow.task.usage import UsageTotals  # noqa: F401  (type hints, as above)
 
 
 SIGNED_CONTROL = "signed-control-plane"
 """Patch id: runs from here on check the owner's signatures (ADR 0004)."""
 EVENT_OUTBOX = "loop-event-outbox"
 """Patch id: runs from here on queue loop events in an outbox and never drop one."""
+USAGE_MEMO_PATCH = "usage-memo"
+"""Patch id: runs from here on write their usage to the Temporal memo after each agent turn."""
 REFUSALS_LOGGED = 3
 """Refused signals beyond this many are only counted: a flood must not grow the task log."""
 
@@ -149,6 +153,7 @@ class TaskWorkflow:
         # Decided once, before any handler runs: old histories replay without the checks.
         self._signed = workflow.patched(SIGNED_CONTROL)
         self._outboxed = workflow.patched(EVENT_OUTBOX)
+        self._memo = workflow.patched(USAGE_MEMO_PATCH)
         self._signals_refused = 0
         self._activities = ActivityCalls(inp.limits.activity_attempts)
         self._signals = RiskSignals()
@@ -164,6 +169,7 @@ class TaskWorkflow:
             flags=self._signals.flags,
             task_files=list(spec.task_files),
             plan_id=spec.plan_id,
+            budget_usd=state.dollars.cap_usd,
             models={
                 "developer": f"{spec.developer.provider}:{spec.developer.model}",
                 "reviewer": f"{spec.reviewer.provider}:{spec.reviewer.model}",
@@ -180,6 +186,8 @@ class TaskWorkflow:
             self._log,
             self._ctx,
             self._outbox.add,
+            self._check_dollars,
+            memo=self._memo,
         )
         if (cont := inp.continuation) is not None:
             restore(cont, self._status, self._signals, state)
@@ -254,7 +262,10 @@ class TaskWorkflow:
         status = self._status
         status.phase, status.outcome = "done", "cancelled"
         self._log("finished", "cancelled")
-        await self._publish("finished", {"outcome": "cancelled", "commit": None, "reason": None})
+        await self._publish(
+            "finished",
+            {"outcome": "cancelled", "commit": None, "reason": None, **self._usage_fields()},
+        )
         await self._outbox.drained()
 
     async def _finish(self, outcome: str, reason: str | None) -> TaskResult:
@@ -283,7 +294,9 @@ class TaskWorkflow:
         self._log("finished", f"{outcome}" + (f": {reason}" if reason else ""))
         status.phase, status.outcome, status.reason = "done", outcome, reason
         await self._publish(
-            "finished", {"outcome": outcome, "commit": status.commit_id, "reason": reason}
+            "finished",
+            {"outcome": outcome, "commit": status.commit_id, "reason": reason}
+            | self._usage_fields(),
         )
         await self._outbox.drained()
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -314,7 +327,7 @@ class TaskWorkflow:
         Each child tracks its context in this task's window, starting from the task text and
         its own files (the parent's base without the other groups' files).
         """
-        spec, status = self._inp.spec, self._status
+        spec, status, dollars = self._inp.spec, self._status, self._state.dollars
         status.phase = "subtasks"
         groups = budget.groups
         for number, files in enumerate(groups, 1):
@@ -335,9 +348,13 @@ class TaskWorkflow:
                     continuation=None,
                     window=self._state.tracker.window,
                     base_tokens=subtask_base_tokens(budget.base_tokens, budget.file_tokens, files),
+                    # The parts share this task's dollars: each may spend what the others left.
+                    share_usd=dollars.turn_budget(status.usage.cost_usd),
                 ),
                 id=task_workflow_id(child.task_id),
             )
+            status.usage.merge(result.status.usage)
+            status.iteration_costs.extend(result.status.iteration_costs)
             status.subtasks.append(f"{child.task_id}: {result.outcome}")
             status.commit_id = result.commit_id or status.commit_id
             status.branch = result.branch or status.branch
@@ -498,8 +515,12 @@ class TaskWorkflow:
         message: str,
         fingerprint: str | None = None,
         source: EscalationSource = "loop",
+        dollars: bool = False,
     ) -> NoReturn:
-        """Publish an escalation and wait for ``resolve_escalation``; raises ``_Resolved``."""
+        """Publish an escalation and wait for ``resolve_escalation``; raises ``_Resolved``.
+
+        ``dollars``: the question is about the dollar budget (spent, or an unpriced model).
+        """
         status = self._status
         self._state.escalations += 1
         # The nonce binds a signed answer to this one question (random, but replayed alike).
@@ -518,6 +539,8 @@ class TaskWorkflow:
                 "source": source,
                 "escalation_id": escalation.escalation_id,
                 "event_key": escalation.escalation_id,
+                "cost_usd": round(status.usage.cost_usd, 6),
+                "budget_usd": status.budget_usd,
             },
             signal_level="escalate",
             signal_reason=str(reason),
@@ -526,23 +549,65 @@ class TaskWorkflow:
         await workflow.wait_condition(lambda: self._escalations.answered)
         resolution = self._escalations.close()
         self._signals.answered()
+        extra_usd = self._grant_usd(resolution, str(reason), dollars)
         self._log(
             "resolution",
             f"{resolution.action} by {resolution.resolved_by}"
-            + (f": {resolution.guidance}" if resolution.guidance else ""),
+            + (f": {resolution.guidance}" if resolution.guidance else "")
+            + (f" (+{usd(extra_usd)})" if extra_usd else ""),
         )
         await self._publish(
             "escalation",
             {
                 "resolved": True,
                 "action": resolution.action,
-                # The risk monitor raises its own retry threshold by what the human granted.
-                "extra_retries": self._granted_retries(resolution),
+                # The risk monitor raises its own retry threshold by what the human granted;
+                # an answer to a question about dollars grants dollars only.
+                "extra_retries": 0 if dollars else self._granted_retries(resolution),
+                "extra_usd": round(extra_usd, 6),
                 "escalation_id": escalation.escalation_id,
                 "event_key": f"{escalation.escalation_id}-resolved",
             },
         )
         raise _Resolved(resolution, str(reason))
+
+    def _grant_usd(self, resolution: Resolution, reason: str, dollars: bool) -> float:
+        """Add the dollars an ``extend_budget`` answer grants; the dollars added.
+
+        Any such answer adds the ``extra_usd`` it names; one to a spent dollar budget that
+        names none adds the task's budget again.
+        """
+        if resolution.action != "extend_budget":
+            return 0.0
+        budget = self._state.dollars
+        spent_budget = dollars and reason == FallbackReason.BUDGET_EXHAUSTED
+        if not (resolution.extra_usd or spent_budget):
+            return 0.0
+        added = budget.grant(resolution.extra_usd)
+        self._status.budget_usd = budget.cap_usd
+        return added
+
+    async def _check_dollars(self) -> None:
+        """Before an agent call: escalate while the dollar budget says no (spent, or a model
+        without a price); return once it holds again.
+
+        An answer that adds dollars, or accepts the unpriced model, lets the call go ahead in
+        place; any other answer is the loop's to act on (abort, approve the work, retry).
+        """
+        budget = self._state.dollars
+        while (stop := budget.check(self._status.usage)) is not None:
+            try:
+                await self._escalate(stop.reason, stop.message, dollars=True)
+            except _Resolved as answer:
+                res = answer.resolution
+                if stop.reason == FallbackReason.UNKNOWN_PRICE and res.action != "abort":
+                    # Asked once per task: any answer but abort accepts the model.
+                    budget.accept_unpriced = True
+                    if res.action == "retry":
+                        self._state.guidance = res.guidance
+                    continue
+                if res.action != "extend_budget":
+                    raise
 
     def _granted_retries(self, resolution: Resolution) -> int:
         return granted_retries(
@@ -612,6 +677,17 @@ class TaskWorkflow:
         return self._status
 
     # ----- helpers ----------------------------------------------------------------------------
+
+    def _usage_fields(self) -> dict[str, Any]:
+        """What the task spent, for its ``finished`` event."""
+        usage = self._status.usage
+        return {
+            "cost_usd": round(usage.cost_usd, 6),
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "unpriced_models": sorted(usage.unpriced_models),
+        }
 
     def _elapsed(self) -> float:
         """Seconds since the task started, over every run."""
