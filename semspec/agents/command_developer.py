@@ -7,6 +7,11 @@ in the worktree is the iteration's result; the task loop reads the diff from git
 The CLI runs as gates do (``semspec.core.sandbox``): an allowlisted environment plus its own
 API key variable, fenced by ``gates.sandbox`` with the network on (it talks to its model), and
 its output masked before it becomes the step's summary.
+
+Steps: a CLI run with its machine-readable stream on (``claude -p --output-format
+stream-json``, ``codex exec --json``; see ``cli_streams``) reports each model call and tool call
+as it prints it, and is stopped (its process group killed) when its observer says so between
+two steps. Any other command is one tool step per run.
 """
 
 from __future__ import annotations
@@ -17,19 +22,31 @@ import os
 import shlex
 import shutil
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from semspec.agents.cli_streams import (
+    ModelStep,
+    StreamParser,
+    StreamStep,
+    parser_for,
+    stream_kind,
+)
 from semspec.agents.developer_prompt import render_task
 from semspec.agents.protocol import DeveloperRequest, DeveloperResult
-from semspec.agents.steps import StepObserver
+from semspec.agents.steps import StepObserver, StopReason
+from semspec.agents.turn_meter import TurnMeter
 from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
 from semspec.core.masking import mask_text
 from semspec.core.reasons import FallbackReason
 from semspec.core.sandbox import Fence, child_env, choose_sandbox
+from semspec.model.pricing import Price
+from semspec.model.providers.types import ToolCall
 
 OUTPUT_TAIL_CHARS = 2_000
+MAX_LINE_BYTES = 8 * 1024 * 1024
 TAIL_BYTES = 4 * OUTPUT_TAIL_CHARS  # UTF-8 needs at most 4 bytes per character
 PIPE_GRACE_S = 1.0
 """How long output may keep arriving after the command exited."""
@@ -73,11 +90,16 @@ class CommandDeveloper:
         timeout_s: float,
         field: str = "models.developer.command",
         fencing: CommandFencing = CommandFencing(),
+        model: str | None = None,
+        price: Price | None = None,
     ) -> None:
         self.command = command
         self.timeout_s = timeout_s
         self.field = field
         self.fencing = fencing
+        self.model = model
+        """The role's model id; a stream that names the model answering replaces it."""
+        self.price = price
 
     async def aclose(self) -> None:
         """Nothing to release: each run's process has ended when ``develop`` returns."""
@@ -93,6 +115,11 @@ class CommandDeveloper:
         """
         prompt = render_task(request) + INSTRUCTIONS
         argv, placed = build_argv(self.command, prompt, field=self.field)
+        meter = TurnMeter.for_turn("developer", observer, self.model, self.price, request)
+        if stop := meter.stop():
+            return meter.stopped_development(stop, 0)
+        kind = stream_kind(argv)
+        stream = _Stream(parser_for(kind), meter) if kind is not None else None
         env = child_env(self.fencing.env_names)
         # Under bubblewrap a missing program is only bwrap's exit 1, so look it up first; a
         # path with a slash is relative to the worktree, where the command runs.
@@ -113,10 +140,8 @@ class CommandDeveloper:
             )
         except FileNotFoundError as exc:
             raise self._not_found(argv[0]) from exc
-        readers = [
-            asyncio.create_task(_read_tail(process.stdout)),
-            asyncio.create_task(_read_tail(process.stderr)),
-        ]
+        stdout = stream.read(process.stdout, process.pid) if stream else _read_tail(process.stdout)
+        readers = [asyncio.create_task(stdout), asyncio.create_task(_read_tail(process.stderr))]
         if not placed:
             readers.append(asyncio.create_task(_feed(process.stdin, prompt.encode("utf-8"))))
         try:
@@ -136,6 +161,7 @@ class CommandDeveloper:
                 outcome="failed",
                 summary=f"{argv[0]} did not finish within {self.timeout_s:g} s",
                 reason=FallbackReason.TIMEOUT.value,
+                usage=meter.usage(),
             )
         # Whatever is still in the pipes arrives at once; a background child keeps them open.
         await asyncio.wait(readers, timeout=PIPE_GRACE_S)
@@ -144,15 +170,24 @@ class CommandDeveloper:
         out, err = (_result(reader) for reader in readers[:2])
         await _stop(readers)
         await _reap(process)
-        stdout = mask_text(out.decode("utf-8", "replace"))[-OUTPUT_TAIL_CHARS:]
-        if process.returncode == 0:
-            return DeveloperResult(outcome="submitted", summary=stdout.strip())
+        text = mask_text(out.decode("utf-8", "replace"))[-OUTPUT_TAIL_CHARS:]
+        if stream is not None:
+            if stream.stopped is not None:
+                return meter.stopped_development(stream.stopped, 0)
+            text = mask_text(stream.parser.summary or "")[-OUTPUT_TAIL_CHARS:] or text
+        else:
+            run = ToolCall("run", Path(argv[0]).name, {"command": self.command})
+            meter.tool_step(run, text, error=process.returncode != 0, duration_ms=0.0)
+        failed = stream is not None and stream.parser.failed
+        if process.returncode == 0 and not failed:
+            return DeveloperResult(outcome="submitted", summary=text.strip(), usage=meter.usage())
         stderr = mask_text(err.decode("utf-8", "replace"))[-OUTPUT_TAIL_CHARS:]
-        detail = stderr.strip() or stdout.strip()
+        detail = stderr.strip() or text.strip()
         return DeveloperResult(
             outcome="failed",
             summary=f"{argv[0]} exited with {process.returncode}: {detail}",
             reason=FallbackReason.TRANSPORT_ERROR.value,
+            usage=meter.usage(),
         )
 
     def _not_found(self, executable: str) -> ConfigError:
@@ -161,6 +196,53 @@ class CommandDeveloper:
             field=self.field,
             hint="install the agent CLI or give its full path",
         )
+
+
+class _Stream:
+    """A CLI's stream read line by line, each step reported as it completes."""
+
+    def __init__(self, parser: StreamParser, meter: TurnMeter) -> None:
+        self.parser = parser
+        self.meter = meter
+        self.stopped: StopReason | None = None
+        self._started = time.perf_counter()
+
+    async def read(self, stream: asyncio.StreamReader | None, pid: int) -> bytes:
+        """Read the stream to its end; kill the group ``pid`` leads when a step says stop.
+
+        Returns the output's tail, the summary of a stream that never gave one.
+        """
+        if stream is None:
+            return b""
+        tail, pending = bytearray(), bytearray()
+        while chunk := await stream.read(65_536):
+            tail = (tail + chunk)[-TAIL_BYTES:]
+            pending += chunk
+            *lines, rest = pending.split(b"\n")
+            # A line longer than this is no step we could use (a whole file read back).
+            pending = rest if len(rest) <= MAX_LINE_BYTES else bytearray()
+            for line in lines:
+                self._report(self.parser.feed(line.decode("utf-8", "replace")))
+            if self.stopped is None and (stop := self.meter.stop()) is not None:
+                self.stopped = stop
+                _kill_group(pid)
+        if self.stopped is None:
+            self._report(self.parser.feed(pending.decode("utf-8", "replace")))
+            self._report(self.parser.finish())
+        return bytes(tail)
+
+    def _report(self, steps: list[StreamStep]) -> None:
+        for step in steps:
+            took = (time.perf_counter() - self._started) * 1000
+            self._started = time.perf_counter()
+            if isinstance(step, ModelStep):
+                self.meter.model = step.model or self.meter.model
+                if step.error is not None:
+                    self.meter.model_failure(step.error, took)
+                else:
+                    self.meter.model_step(step.reply, took)
+            else:
+                self.meter.tool_step(step.call, step.output, error=step.error, duration_ms=took)
 
 
 async def _exited(process: asyncio.subprocess.Process) -> int:

@@ -4,10 +4,15 @@ Each step asks the budget policy first (pointerizing old tool outputs when neede
 model, then runs the tool calls it asked for. The loop ends on ``submit``, on the step limit,
 or when the token budget or the context window is spent (``budget_exhausted``). Provider
 failures propagate as ``ProviderError`` so Temporal can retry the activity.
+
+Every model call and tool call is a step reported to the turn's observer (``TurnMeter``), which
+is asked before each step whether to go on: a halt or pause ends the turn at once (``stopped``),
+and so does the turn's dollar budget (``budget_exhausted``).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from semspec.agents.compaction.policy import ContextBudgetPolicy
@@ -18,10 +23,14 @@ from semspec.agents.stabilization.analytics import AnalyticsQueue
 from semspec.agents.stabilization.layer import Stabilizer
 from semspec.agents.stabilization.policy import StabilizationPolicy
 from semspec.agents.stabilization.session import SessionRegistry, new_connection_id, session_key
-from semspec.agents.steps import StepObserver
+from semspec.agents.steps import StepObserver, StopReason
+from semspec.agents.tools.specs import WAIT_TOOLS
 from semspec.agents.tools.toolbox import DeveloperToolbox
+from semspec.agents.turn_meter import TurnMeter, elapsed_ms
 from semspec.agents.workspace import Workspace
+from semspec.core.errors import ProviderError
 from semspec.core.reasons import FallbackReason
+from semspec.model.pricing import Price
 from semspec.model.providers.types import ChatMessage, ChatProvider
 
 NUDGE = (
@@ -50,7 +59,9 @@ class DeveloperRun:
     messages: list[ChatMessage]
     compactor: TraceCompactor
     toolbox: DeveloperToolbox
+    meter: TurnMeter
     steps: int = 0
+    """Model calls (the meter counts tool calls too)."""
     tokens_used: int = 0
 
 
@@ -63,15 +74,22 @@ class LLMDeveloper:
         policy: ContextBudgetPolicy,
         settings: DeveloperSettings | None = None,
         analytics: AnalyticsQueue | None = None,
+        *,
+        model: str | None = None,
+        price: Price | None = None,
     ) -> None:
         self.provider = provider
+        self.model = model
+        """The registry id of the model, named in step events and usage."""
+        self.price = price
+        """Its registry price; None = unknown (a turn with a dollar budget does not start)."""
         self.policy = policy
         self.settings = settings or DeveloperSettings()
         self.stabilizer = Stabilizer(self.settings.stabilization, analytics)
         self.sessions = SessionRegistry()
         self.last_run: DeveloperRun | None = None
 
-    def _start(self, request: DeveloperRequest) -> DeveloperRun:
+    def _start(self, request: DeveloperRequest, observer: StepObserver | None) -> DeveloperRun:
         workspace = Workspace(request.worktree)
         key = session_key(
             request.worktree,
@@ -86,13 +104,14 @@ class LLMDeveloper:
             ChatMessage(role="system", content=SYSTEM_PROMPT),
             ChatMessage(role="user", content=render_task(request)),
         ]
-        return DeveloperRun(messages, compactor, toolbox)
+        meter = TurnMeter.for_turn("developer", observer, self.model, self.price, request)
+        return DeveloperRun(messages, compactor, toolbox, meter)
 
     async def develop(
         self, request: DeveloperRequest, observer: StepObserver | None = None
     ) -> DeveloperResult:
         """Run the tool loop in ``request.worktree`` until submit, step limit or budget."""
-        run = self._start(request)
+        run = self._start(request, observer)
         self.last_run = run
         try:
             return await self._loop(run)
@@ -111,9 +130,17 @@ class LLMDeveloper:
             decision = run.compactor.prepare(run.messages)
             if decision.kind == "reject":
                 return self._exhausted(run, f"context window: {decision.reason}")
-            reply = await self.provider.complete(
-                run.messages, run.toolbox.specs, max_tokens=self.settings.max_output_tokens
-            )
+            if stop := run.meter.stop():
+                return self._stopped(run, stop)
+            started = time.perf_counter()
+            try:
+                reply = await self.provider.complete(
+                    run.messages, run.toolbox.specs, max_tokens=self.settings.max_output_tokens
+                )
+            except ProviderError as exc:
+                run.meter.model_error(exc, elapsed_ms(started))
+                raise
+            run.meter.model_step(reply, elapsed_ms(started))
             run.steps += 1
             run.tokens_used += reply.usage.total
             run.messages.append(reply.as_message())
@@ -121,7 +148,17 @@ class LLMDeveloper:
                 run.messages.append(ChatMessage(role="user", content=NUDGE))
                 continue
             for call in reply.tool_calls:
+                if stop := run.meter.stop():
+                    return self._stopped(run, stop)
+                started = time.perf_counter()
                 result = await run.toolbox.call(call)  # in a thread: off the loop
+                run.meter.tool_step(
+                    call,
+                    result.content,
+                    error=not result.ok,
+                    duration_ms=elapsed_ms(started),
+                    wait=call.name in WAIT_TOOLS,
+                )
                 run.messages.append(
                     run.compactor.admit_tool_output(
                         call.id, call.name, result.content, summarizable=result.summarizable
@@ -132,12 +169,14 @@ class LLMDeveloper:
                         outcome="submitted",
                         summary=result.summary,
                         tokens_used=run.tokens_used,
+                        usage=run.meter.usage(),
                     )
         return DeveloperResult(
             outcome="step_limit",
             summary=f"stopped after {run.steps} model calls without submit",
             tokens_used=run.tokens_used,
             reason=FallbackReason.BUDGET_EXHAUSTED.value,
+            usage=run.meter.usage(),
         )
 
     def _exhausted(self, run: DeveloperRun, why: str) -> DeveloperResult:
@@ -146,4 +185,8 @@ class LLMDeveloper:
             summary=f"stopped after {run.steps} model calls: {why}",
             tokens_used=run.tokens_used,
             reason=FallbackReason.BUDGET_EXHAUSTED.value,
+            usage=run.meter.usage(),
         )
+
+    def _stopped(self, run: DeveloperRun, stop: StopReason) -> DeveloperResult:
+        return run.meter.stopped_development(stop, run.tokens_used)

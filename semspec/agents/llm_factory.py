@@ -20,6 +20,7 @@ from semspec.core.config.loader import load_config
 from semspec.core.config.models import RoleModel, SemspecConfig
 from semspec.core.errors import ConfigError, NotFoundError, SemspecError
 from semspec.core.run_folder import run_dir_of
+from semspec.model.pricing import Price, price_of
 from semspec.model.providers.anthropic_chat import AnthropicChatProvider
 from semspec.model.providers.credentials import api_key_from_env, is_loopback_url
 from semspec.model.providers.openai_chat import OpenAIChatProvider
@@ -39,6 +40,8 @@ class Resolved:
     base_url: str | None
     api_key_env: str | None
     window: int
+    price: Price | None = None
+    """The registry's price of the model; None when it has none or is not in the registry."""
 
 
 def resolve(role: RoleModel, repo: Path) -> Resolved:
@@ -64,7 +67,9 @@ def resolve(role: RoleModel, repo: Path) -> Resolved:
         key_env = key_env or "OPENAI_API_KEY"  # the vendor endpoint always needs a key
     if role.provider == "anthropic":
         key_env = key_env or "ANTHROPIC_API_KEY"
-    return Resolved(role.provider, wire, base_url, key_env, window or DEFAULT_WINDOW)
+    return Resolved(
+        role.provider, wire, base_url, key_env, window or DEFAULT_WINDOW, price_of(spec)
+    )
 
 
 def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatProvider, Resolved]:
@@ -132,7 +137,11 @@ def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:
                 expected="e.g. 'claude -p' or 'aider --yes --message {prompt}'",
             )
         return CommandDeveloper(
-            role.command, timeout_s=role.timeout_s, fencing=command_fencing(role, repo)
+            role.command,
+            timeout_s=role.timeout_s,
+            fencing=command_fencing(role, repo),
+            model=role.model,
+            price=resolve(role, repo).price,
         )
     provider, settings = chat_provider_for(role, repo, field="models.developer")
     return LLMDeveloper(
@@ -144,6 +153,8 @@ def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:
             max_output_tokens=role.max_output_tokens,
             stabilization=StabilizationPolicy(gate_mode=role.read_gate),
         ),
+        model=role.model,
+        price=settings.price,
     )
 
 
@@ -157,10 +168,12 @@ def reviewer_for(
             field="models.reviewer.provider",
             expected="openai, openai-compatible or anthropic",
         )
-    provider, _settings = chat_provider_for(role, repo, field="models.reviewer")
+    provider, settings = chat_provider_for(role, repo, field="models.reviewer")
     return LLMReviewer(
         provider,
         evidence,
         name=f"{role.provider}:{role.model}",
         max_output_tokens=role.max_output_tokens,
+        model=role.model,
+        price=settings.price,
     )

@@ -9,12 +9,17 @@
   fingerprint changed. Otherwise the verdict stays ``need_more_info`` with reason
   ``no_new_evidence`` (nothing new was found) or ``budget_exhausted`` (the one step was used),
   and ``summary`` holds a grounded question for the human.
+
+Every model call (and the enrichment's fetch, a tool step) is reported to the review's observer
+through a ``TurnMeter``, which is asked before each one whether to go on: a halt, a pause or a
+spent dollar budget ends the review with ``request_changes`` and ``stopped`` set.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from semspec.agents.evidence import (
     MAX_ENRICHMENT_STEPS,
@@ -27,11 +32,16 @@ from semspec.agents.evidence import (
 from semspec.agents.protocol import ReviewRequest, ReviewVerdict
 from semspec.agents.review_prompt import FORMAT_CORRECTION, SYSTEM_PROMPT, render_review
 from semspec.agents.review_schema import VerdictFormatError, VerdictModel, parse_verdict
-from semspec.agents.steps import StepObserver
+from semspec.agents.steps import StepObserver, StopReason
+from semspec.agents.turn_meter import TurnMeter, elapsed_ms
+from semspec.core.errors import ProviderError
 from semspec.core.reasons import FallbackReason
-from semspec.model.providers.types import ChatMessage, ChatProvider
+from semspec.model.pricing import Price
+from semspec.model.providers.types import ChatMessage, ChatProvider, ToolCall
 
 MAX_FORMAT_RETRIES = 2
+EVIDENCE_TOOL = "fetch_evidence"
+"""The tool name of the enrichment's fetch in step events."""
 
 
 @dataclass(frozen=True)
@@ -49,12 +59,21 @@ class ReviewTelemetry:
     """Enrichment steps (or, for ``format_invalid``, format retries) still allowed."""
 
 
+class _Stopped(Exception):
+    """The observer or the dollar budget stopped the review before its next step."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason)
+        self.reason: StopReason = reason
+
+
 @dataclass
 class _Cycle:
     request: ReviewRequest
     cycle_id: str
     fingerprint: str
     evidence: list[EvidenceBlock]
+    meter: TurnMeter
     calls: int = 0
     tokens: int = 0
     enrichment_steps: int = 0
@@ -71,8 +90,14 @@ class LLMReviewer:
         name: str = "reviewer",
         max_output_tokens: int | None = None,
         on_telemetry: Callable[[ReviewTelemetry], None] | None = None,
+        model: str | None = None,
+        price: Price | None = None,
     ) -> None:
         self.provider = provider
+        self.model = model
+        """The registry id of the model, named in step events and usage."""
+        self.price = price
+        """Its registry price; None = unknown (a review with a dollar budget does not start)."""
         self.evidence = evidence
         self.name = name
         self.max_output_tokens = max_output_tokens
@@ -94,7 +119,15 @@ class LLMReviewer:
             cycle_id=f"{request.task_id}:{request.iteration}:review",
             fingerprint=evidence_fingerprint(request, []),
             evidence=[],
+            meter=TurnMeter.for_turn("reviewer", observer, self.model, self.price, request),
         )
+        try:
+            verdict = await self._cycle(cycle)
+        except _Stopped as stopped:
+            return cycle.meter.stopped_review(stopped.reason, self.name, cycle.tokens)
+        return replace(verdict, usage=cycle.meter.usage())
+
+    async def _cycle(self, cycle: _Cycle) -> ReviewVerdict:
         while True:
             answer = await self._ask(cycle)
             if answer is None:
@@ -116,7 +149,14 @@ class LLMReviewer:
             ),
         ]
         for attempt in range(MAX_FORMAT_RETRIES + 1):
-            reply = await self.provider.complete(messages, max_tokens=self.max_output_tokens)
+            _check(cycle.meter)
+            started = time.perf_counter()
+            try:
+                reply = await self.provider.complete(messages, max_tokens=self.max_output_tokens)
+            except ProviderError as exc:
+                cycle.meter.model_error(exc, elapsed_ms(started))
+                raise
+            cycle.meter.model_step(reply, elapsed_ms(started))
             cycle.calls += 1
             cycle.tokens += reply.usage.total
             try:
@@ -139,7 +179,12 @@ class LLMReviewer:
         types = list(dict.fromkeys(answer.needed_evidence))
         fetched: list[EvidenceBlock] = []
         if self.evidence is not None:
+            _check(cycle.meter)
+            started = time.perf_counter()
             fetched = await self.evidence.fetch(cycle.request, types)
+            call = ToolCall(id="evidence", name=EVIDENCE_TOOL, arguments={"types": types})
+            shown = render_evidence(fetched)
+            cycle.meter.tool_step(call, shown, error=False, duration_ms=elapsed_ms(started))
         fetched = [b for b in fetched if b.type in types]
         cycle.enrichment_steps += 1
         after = evidence_fingerprint(cycle.request, [*cycle.evidence, *fetched])
@@ -209,6 +254,12 @@ class LLMReviewer:
         self.telemetry.append(record)
         if self.on_telemetry is not None:
             self.on_telemetry(record)
+
+
+def _check(meter: TurnMeter) -> None:
+    """Raise ``_Stopped`` when the next step must not start."""
+    if (stop := meter.stop()) is not None:
+        raise _Stopped(stop)
 
 
 __all__ = ["EvidenceType", "LLMReviewer", "ReviewTelemetry"]

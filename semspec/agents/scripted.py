@@ -15,12 +15,15 @@ A script gives, per iteration, the developer's file edits and the reviewer's ver
 
 Iterations past the end repeat the last entry, so "the developer keeps doing the same thing"
 is one entry.
+
+Each scripted action (a file written or deleted, a verdict given) is one tool step for the
+turn's observer, asked first whether to go on; a script that writes nothing still takes one.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,8 +37,14 @@ from semspec.agents.protocol import (
 )
 from semspec.agents.review_schema import FindingModel, PatternModel, ReviewAnswer
 from semspec.agents.steps import StepObserver
+from semspec.agents.turn_meter import TurnMeter
 from semspec.core.errors import ScriptError
 from semspec.core.yaml_files import read_yaml
+from semspec.model.pricing import Price
+from semspec.model.providers.types import ToolCall
+
+FREE = Price(input_per_1m=0.0, output_per_1m=0.0)
+"""A script costs nothing, so a dollar budget stops it only once spent by other turns."""
 
 
 class _Strict(BaseModel):
@@ -130,16 +139,25 @@ class ScriptedDeveloper:
     ) -> DeveloperResult:
         step = _entry(self.script, request.iteration).developer
         root = Path(request.worktree)
-        for rel, text in sorted(step.write.items()):
-            target = _inside(root, rel)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.semspec-tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, target)
-        for rel in sorted(step.delete):
-            _inside(root, rel).unlink(missing_ok=True)
+        meter = TurnMeter.for_turn("developer", observer, "scripted", FREE, request)
+        actions = [
+            *(ToolCall(rel, "write_file", {"path": rel}) for rel in sorted(step.write)),
+            *(ToolCall(rel, "delete", {"path": rel}) for rel in sorted(step.delete)),
+        ] or [ToolCall("", "submit", {"summary": step.summary})]
+        for action in actions:
+            if stop := meter.stop():
+                return meter.stopped_development(stop, step.tokens)
+            if action.name == "write_file":
+                _write(root, action.id, step.write[action.id])
+            elif action.name == "delete":
+                _inside(root, action.id).unlink(missing_ok=True)
+            meter.tool_step(action, "ok", error=False, duration_ms=0.0)
         return DeveloperResult(
-            outcome=step.outcome, summary=step.summary, tokens_used=step.tokens, reason=step.reason
+            outcome=step.outcome,
+            summary=step.summary,
+            tokens_used=step.tokens,
+            reason=step.reason,
+            usage=meter.usage(),
         )
 
     async def aclose(self) -> None:
@@ -159,12 +177,26 @@ class ScriptedReviewer:
         entry = _entry(self.script, request.iteration)
         review = entry.reviewer_followup if self.followup and entry.reviewer_followup else None
         review = review or entry.reviewer or _last_review(self.script, request.iteration)
-        return review.to_verdict(
+        meter = TurnMeter.for_turn("reviewer", observer, "scripted", FREE, request)
+        if stop := meter.stop():
+            return meter.stopped_review(stop, self.script.reviewer_name, review.tokens)
+        verdict = ToolCall("", "verdict", {"verdict": review.verdict})
+        meter.tool_step(verdict, review.summary, error=False, duration_ms=0.0)
+        answer = review.to_verdict(
             reviewer=self.script.reviewer_name, tokens_used=review.tokens, reason=review.reason
         )
+        return replace(answer, usage=meter.usage())
 
     async def aclose(self) -> None:
         """Nothing to release: a script holds no connection."""
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    target = _inside(root, rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.semspec-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
 
 
 def _last_review(script: Script, iteration: int) -> ScriptedReview:

@@ -78,3 +78,8 @@ DEVELOPER_TOOLS: tuple[ToolSpec, ...] = (
     REHYDRATE,
     SUBMIT,
 )
+
+WAIT_TOOLS: frozenset[str] = frozenset()
+"""Tools that wait for something outside (a build, a server): repeating one with the same answer
+is polling, not a loop, so their steps are marked ``wait`` and the monitor's repetition rules
+skip them. None of the developer's tools waits today."""

@@ -8,6 +8,9 @@ step validates its events and hands them back in its result, the workflow queues
 own, and ``publish_events`` sends the queue in order, failing (to be retried) while NATS does not
 acknowledge. Runs recorded before the outbox publish from the steps and drop what NATS refuses.
 
+The agents' steps are published as they happen by the turn's observer (``step_events.py``),
+which also stops an agent at its next step on a halt or pause for the task.
+
 The worker's event loop serves every task, so nothing here blocks it: git and file work are
 plain ``def`` activities run on the worker's thread pool; the steps that wait on LLMs, gates
 and NATS stay ``async`` and move each blocking call (config, git, graph, tools) to a thread.
@@ -33,11 +36,13 @@ from semspec.agents.protocol import (
     ReviewRequest,
     ReviewVerdict,
 )
+from semspec.agents.steps import StepObserver, StopReason
 from semspec.agents.workspace import ToolError
 from semspec.core.config.models import GatesConfig, RoleModel
 from semspec.core.errors import GitError, ServiceError
 from semspec.core.sandbox import choose_sandbox
 from semspec.vocabulary.event_payloads import (
+    AgentRole,
     ContextPayload,
     EventPayload,
     FilesPayload,
@@ -84,11 +89,15 @@ from semspec.workflow.task.messages import (
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.review_context import review_context
 from semspec.workflow.task.scope import out_of_scope
+from semspec.workflow.task.step_events import TurnObserver
 
 T = TypeVar("T")
 FEEDBACK_CHARS = 8_000
 ENRICH_FILE_CHARS = 6_000
 EVIDENCE_ALLOWLIST = ("task_files", "gate_logs", "sop_chunks", "decisions", "related_symbols")
+STOP_GRACE_S = 10.0
+"""How long a turn an agent ended on a halt or pause waits for the workflow's cancellation
+(it reaches the activity with a heartbeat's answer, throttled to 2 s)."""
 
 
 async def _with_heartbeat(work: Awaitable[T], every_s: float = 1.0) -> T:
@@ -120,7 +129,20 @@ def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:
     return configured.model_copy(update=update)
 
 
-async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInfo, Changes]:
+async def _awaiting_cancellation(stopped: StopReason | None) -> None:
+    """After a turn an agent ended on a halt or pause, wait (heartbeating) for the workflow to
+    cancel the step, so the workflow's own halt or pause handling runs (``steps.StepRunner``).
+
+    The cancellation is raised from here. When none comes the signal did not reach the workflow
+    (it went to NATS alone): the step returns and the stopped turn goes to a human.
+    """
+    if stopped in ("halt", "pause"):
+        await _with_heartbeat(asyncio.sleep(STOP_GRACE_S))
+
+
+async def _developer_turn(
+    inp: DeveloperInput, observer: StepObserver
+) -> tuple[DeveloperResult, DiffInfo, Changes]:
     """One developer iteration, then what it changed (see ``_changes``).
 
     Config and script files, git and the graph (maybe a server a round trip away) are read in
@@ -141,11 +163,13 @@ async def _developer_turn(inp: DeveloperInput) -> tuple[DeveloperResult, DiffInf
         feedback=list(inp.feedback),
         guidance=inp.guidance,
         context=context,
+        cost_budget_usd=inp.cost_budget_usd,
+        accept_unpriced=inp.accept_unpriced,
     )
     # Made last, so that nothing between making and closing it can fail but the step.
     agent = await asyncio.to_thread(developer_agent, role, repo)
     try:
-        result = await agent.develop(request)
+        result = await agent.develop(request, observer)
     finally:
         await agent.aclose()
     diff, changes = await asyncio.to_thread(_changes, spec, ws)
@@ -159,7 +183,7 @@ def _gate_fencing(inp: GatesInput) -> GateFencing:
     return GateFencing(choose_sandbox(gates.sandbox), tuple(gates.env), hidden)
 
 
-async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
+async def _reviewer_turn(inp: ReviewInput, observer: StepObserver) -> ReviewVerdict:
     """The reviewer's verdict on the worktree's diff; config, git and graph read in threads."""
     spec, ws = inp.spec, inp.workspace
     repo = Path(spec.repo_path)
@@ -179,10 +203,12 @@ async def _reviewer_turn(inp: ReviewInput) -> ReviewVerdict:
         gate_summary=inp.gate_summary,
         context=context,
         flags=list(inp.flags),
+        cost_budget_usd=inp.cost_budget_usd,
+        accept_unpriced=inp.accept_unpriced,
     )
     agent = await asyncio.to_thread(reviewer_agent, role, repo, bool(inp.evidence))
     try:
-        return await agent.review(request)
+        return await agent.review(request, observer)
     finally:
         await agent.aclose()
 
@@ -321,6 +347,11 @@ class TaskActivities:
         messages = [m for m in built if m is not None]
         return messages, len(built) - len(messages)
 
+    def _observer(self, ctx: EventContext, role: AgentRole, budget: float | None) -> TurnObserver:
+        """The observer of this activity's agent turn; its steps are keyed by the activity's id,
+        which Temporal keeps across retries."""
+        return TurnObserver(self.publisher, ctx, role, activity.info().activity_id, budget)
+
     @activity.defn(name="task.prepare_workspace")
     @activity_errors
     def prepare_workspace(self, inp: WorkspaceInput) -> Workspace:
@@ -346,7 +377,10 @@ class TaskActivities:
                 "iteration",
                 lambda: IterationPayload(phase="developer", retries=inp.retries),
             )
-        result, diff, changes = await _with_heartbeat(_developer_turn(inp))
+        observer = self._observer(inp.events, "developer", inp.cost_budget_usd)
+        async with observer:
+            result, diff, changes = await _with_heartbeat(_developer_turn(inp, observer))
+        await _awaiting_cancellation(result.stopped)
         outside = changes.outside
         files = FilesPayload(
             files=diff.files,
@@ -366,8 +400,10 @@ class TaskActivities:
             insertions=diff.insertions,
             deletions=diff.deletions,
             out_of_scope=outside,
-            events_dropped=events.dropped,
+            events_dropped=events.dropped + observer.dropped,
             events=events.queued,
+            usage=result.usage,
+            stopped=result.stopped,
         )
 
     @activity.defn(name="task.run_gates")
@@ -407,7 +443,10 @@ class TaskActivities:
     @activity_errors
     async def review(self, inp: ReviewInput) -> ReviewStep:
         """Run the reviewer on the diff, gate summary, assembled context and risk flags."""
-        verdict = await _with_heartbeat(_reviewer_turn(inp))
+        observer = self._observer(inp.events, "reviewer", inp.cost_budget_usd)
+        async with observer:
+            verdict = await _with_heartbeat(_reviewer_turn(inp, observer))
+        await _awaiting_cancellation(verdict.stopped)
         events = StepEvents()
         await self._emit(
             events,
@@ -430,8 +469,10 @@ class TaskActivities:
                 for p in verdict.noted_patterns
             ],
             tokens_used=verdict.tokens_used,
-            events_dropped=events.dropped,
+            events_dropped=events.dropped + observer.dropped,
             events=events.queued,
+            usage=verdict.usage,
+            stopped=verdict.stopped,
         )
 
     @activity.defn(name="task.enrich")

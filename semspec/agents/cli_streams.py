@@ -1,0 +1,247 @@
+"""Steps from the machine-readable streams of agent CLIs run by the ``command`` provider.
+
+Two CLIs print one JSON object a line while they work, and the command developer turns each
+line into the steps it reports (``docs/providers.md`` says which flags):
+
+* ``claude -p --output-format stream-json``: an ``assistant`` message is a model step (its
+  tokens, its ``tool_use`` blocks as the action); each ``tool_result`` block of the next
+  ``user`` message is a tool step; the closing ``result`` line holds the summary.
+* ``codex exec --json``: each completed ``command_execution``, ``file_change``,
+  ``mcp_tool_call`` or ``web_search`` item is a tool step; ``turn.completed`` (the only line
+  with tokens) is a model step; the last ``agent_message`` is the summary.
+
+Any other CLI, or these without the flags, is one step per run. Lines that are not JSON, or
+not of a known shape, are skipped: a parser never fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from semspec.model.providers.types import AssistantReply, ToolCall, Usage
+
+StreamKind = Literal["claude", "codex"]
+CODEX_TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """A model call seen in a stream."""
+
+    reply: AssistantReply
+    model: str | None = None
+    error: str | None = None
+    """The CLI's error message when the model call failed."""
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """A tool call seen in a stream, with what it returned."""
+
+    call: ToolCall
+    output: str
+    error: bool
+
+
+StreamStep = ModelStep | ToolStep
+
+
+class StreamParser(Protocol):
+    """Turns a CLI's output lines into steps."""
+
+    summary: str | None
+    failed: bool
+
+    def feed(self, line: str) -> list[StreamStep]:
+        """The steps ``line`` completes (often none)."""
+
+    def finish(self) -> list[StreamStep]:
+        """The steps still held when the output ends."""
+
+
+def stream_kind(argv: Sequence[str]) -> StreamKind | None:
+    """Which stream the command prints, from its flags; None for plain output."""
+    args = list(argv)
+    formats = {args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--output-format"}
+    formats |= {arg.split("=", 1)[1] for arg in args if arg.startswith("--output-format=")}
+    if "stream-json" in formats:
+        return "claude"
+    if "exec" in args and "--json" in args:
+        return "codex"
+    return None
+
+
+def parser_for(kind: StreamKind) -> StreamParser:
+    """A fresh parser for one run."""
+    return ClaudeStream() if kind == "claude" else CodexStream()
+
+
+def _json_object(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _text(content: Any) -> str:
+    """A content field as text: a string, or the text of a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(_dict(block).get("text", "")) for block in content)
+    return ""
+
+
+@dataclass
+class ClaudeStream:
+    """``claude -p --output-format stream-json`` (each line a message of the conversation).
+
+    Claude Code may print one message as several ``assistant`` lines (a block each, the same
+    ``message.id``, the usage repeated), so a message is held until a line of another one.
+    """
+
+    summary: str | None = None
+    failed: bool = False
+    _held: dict[str, Any] | None = None
+    _blocks: list[dict[str, Any]] = field(default_factory=list)
+    _calls: dict[str, ToolCall] = field(default_factory=dict)
+
+    def feed(self, line: str) -> list[StreamStep]:
+        event = _json_object(line)
+        if event is None:
+            return []
+        kind = event.get("type")
+        message = _dict(event.get("message"))
+        if kind == "assistant":
+            same = self._held is not None and message.get("id") == self._held.get("id")
+            steps = [] if same and message.get("id") else self._flush()
+            self._held = message
+            self._blocks += [_dict(b) for b in message.get("content") or []]
+            return steps
+        steps = self._flush()
+        if kind == "user":
+            steps += self._results(message)
+        elif kind == "result":
+            result = event.get("result")
+            self.summary = result if isinstance(result, str) else self.summary
+            self.failed = bool(event.get("is_error")) or event.get("subtype") not in (
+                None,
+                "success",
+            )
+        return steps
+
+    def finish(self) -> list[StreamStep]:
+        return self._flush()
+
+    def _flush(self) -> list[StreamStep]:
+        message, blocks = self._held, self._blocks
+        self._held, self._blocks = None, []
+        if message is None:
+            return []
+        calls = tuple(
+            ToolCall(str(b.get("id", "")), str(b.get("name", "")), _dict(b.get("input")))
+            for b in blocks
+            if b.get("type") == "tool_use"
+        )
+        for call in calls:
+            self._calls[call.id] = call
+        usage = _dict(message.get("usage"))
+        read, written = (
+            _int(usage.get("cache_read_input_tokens")),
+            _int(usage.get("cache_creation_input_tokens")),
+        )
+        reply = AssistantReply(
+            text="".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"),
+            tool_calls=calls,
+            usage=Usage(
+                # Anthropic counts cache reads and writes apart from input; Usage sums them.
+                prompt_tokens=_int(usage.get("input_tokens")) + read + written,
+                completion_tokens=_int(usage.get("output_tokens")),
+                cached_tokens=read,
+                cache_write_tokens=written,
+            ),
+        )
+        model = message.get("model")
+        return [ModelStep(reply, model if isinstance(model, str) else None)]
+
+    def _results(self, message: dict[str, Any]) -> list[StreamStep]:
+        steps: list[StreamStep] = []
+        for block in message.get("content") or []:
+            block = _dict(block)
+            if block.get("type") != "tool_result":
+                continue
+            ident = str(block.get("tool_use_id", ""))
+            call = self._calls.pop(ident, ToolCall(ident, "unknown"))
+            output = _text(block.get("content"))
+            steps.append(ToolStep(call, output, bool(block.get("is_error"))))
+        return steps
+
+
+@dataclass
+class CodexStream:
+    """``codex exec --json`` (thread, turn and item events)."""
+
+    summary: str | None = None
+    failed: bool = False
+
+    def feed(self, line: str) -> list[StreamStep]:
+        event = _json_object(line)
+        if event is None:
+            return []
+        kind = event.get("type")
+        if kind == "item.completed":
+            return self._item(_dict(event.get("item")))
+        if kind == "turn.completed":
+            usage = _dict(event.get("usage"))
+            reply = AssistantReply(
+                text=self.summary or "",
+                usage=Usage(
+                    prompt_tokens=_int(usage.get("input_tokens")),
+                    completion_tokens=_int(usage.get("output_tokens")),
+                    cached_tokens=_int(usage.get("cached_input_tokens")),
+                ),
+            )
+            return [ModelStep(reply)]
+        if kind == "turn.failed":
+            self.failed = True
+            message = str(_dict(event.get("error")).get("message", "turn failed"))
+            return [ModelStep(AssistantReply(text=message), error=message)]
+        return []
+
+    def finish(self) -> list[StreamStep]:
+        return []
+
+    def _item(self, item: dict[str, Any]) -> list[StreamStep]:
+        # Codex spelled the item's type ``item_type`` in its first JSON stream.
+        kind = str(item.get("type") or item.get("item_type") or "")
+        if kind in ("agent_message", "assistant_message"):
+            self.summary = str(item.get("text", ""))
+            return []
+        if kind not in CODEX_TOOL_ITEMS:
+            return []
+        status = item.get("status")
+        if kind == "command_execution":
+            exit_code = item.get("exit_code")
+            error = status == "failed" or (isinstance(exit_code, int) and exit_code != 0)
+            call = ToolCall(str(item.get("id", "")), kind, {"command": item.get("command")})
+            return [ToolStep(call, str(item.get("aggregated_output", "")), error)]
+        name = kind
+        if kind == "mcp_tool_call":
+            name = f"{item.get('server', '')}.{item.get('tool', '')}"
+        arguments = {k: v for k, v in item.items() if k not in ("id", "type", "status", "result")}
+        output = json.dumps(item.get("result", status), sort_keys=True, default=str)
+        return [
+            ToolStep(ToolCall(str(item.get("id", "")), name, arguments), output, status == "failed")
+        ]
