@@ -60,11 +60,11 @@ class RunReport:
             "format": self.format,
             "steps": self.steps,
             "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": _rounded(self.cost_usd),
             "firings": [vars(f) for f in self.firings],
             "stopped_at": self.stopped_at,
             "tokens_saved": self.tokens_saved,
-            "usd_saved": self.usd_saved,
+            "usd_saved": _rounded(self.usd_saved),
             "dollars_from": self.dollars_from,
         }
 
@@ -105,6 +105,11 @@ def backtest(run: RecordedRun, risk: RiskConfig) -> RunReport:
 def _dollars(kind: str, cost: float | None) -> float | None:
     """A step's dollars; a tool step costs nothing (only model calls are billed)."""
     return 0.0 if kind == "tool" and cost is None else cost
+
+
+def _rounded(usd: float | None) -> float | None:
+    """Dollars to six decimals (a ten-thousandth of a cent), without float noise."""
+    return None if usd is None else round(usd, 6)
 
 
 def _sum(costs: list[float | None]) -> float | None:
