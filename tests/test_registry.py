@@ -296,3 +296,13 @@ def test_models_show_of_a_model_without_price_says_it_is_unknown(tmp_path: Path)
     assert result.exit_code == 0, result.output
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert "price unknown (a task with a dollar budget escalates before using it)" in lines
+
+
+def test_the_price_override_example_of_the_costs_page_loads(tmp_path: Path) -> None:
+    page = (DEFAULT_MODELS_PATH.parent.parent / "docs" / "costs.md").read_text(encoding="utf-8")
+    example = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    write_override(tmp_path, example)
+    registry = load_registry(tmp_path)
+    gpt_4o, qwen = registry.get("gpt-4o").cost, registry.get("qwen2.5-coder-7b").cost
+    assert gpt_4o is not None and gpt_4o.source == "our enterprise agreement"
+    assert qwen is not None and (qwen.input_per_1m, qwen.source) == (0.0, "self-hosted")
