@@ -114,6 +114,7 @@ def _hostile(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "bad tool calls": (tmp_path / "calls.json", "messages[0].tool_calls"),
         "no messages": (tmp_path / "empty.json", "messages: expected a non-empty list"),
         "other json": (tmp_path / "other.json", "not a recording"),
+        "json null": (tmp_path / "null.json", "not a recording"),
         "empty": (tmp_path / "blank.jsonl", "no events"),
     }
     (tmp_path / "latin1.json").write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
@@ -129,6 +130,7 @@ def _hostile(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     (tmp_path / "calls.json").write_text(json.dumps([{"role": "assistant", "tool_calls": 3}]))
     (tmp_path / "empty.json").write_text(json.dumps({"messages": []}))
     (tmp_path / "other.json").write_text(json.dumps({"hello": "world"}))
+    (tmp_path / "null.json").write_text("null")
     (tmp_path / "blank.jsonl").write_text("\n\n")
     if hasattr(os, "mkfifo"):
         os.mkfifo(tmp_path / "pipe")
@@ -161,3 +163,17 @@ def test_replay_without_any_readable_file_exits_2(
     result = replay(git_repo, *(["--json"] if as_json else []), str(tmp_path / "none.json"))
     assert result.exit_code == 2
     assert "No such file" in result.output
+
+
+def test_a_log_with_a_byte_order_mark_and_no_usage_is_read_and_counted(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    log = [
+        {"role": "user", "content": "Fix it."},
+        {"role": "assistant", "content": "Done, I think.", "model": "no-such-model"},
+    ]
+    recorded = tmp_path / "bom.json"
+    recorded.write_bytes(b"\xef\xbb\xbf" + json.dumps(log).encode())
+    (run,) = replay_json(git_repo, recorded)["runs"]
+    assert (run["steps"], run["dollars_from"], run["usd_saved"]) == (1, None, None)
+    assert run["tokens"] > 0  # counted with semspec's tokenizer, no usage in the log

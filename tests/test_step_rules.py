@@ -100,6 +100,13 @@ def test_model_calls_asking_for_no_tool_pause_at_the_third_and_not_before() -> N
     assert fired(step) == [("no_tool_call", "pause")]
 
 
+def test_a_reviewer_answering_in_text_is_not_silent_however_often_it_retries() -> None:
+    turns = Turns()
+    for n in range(6):
+        step = turns.step("model", action="", output=f"not json {n}", role="reviewer")
+        assert fired(step) == []
+
+
 def test_a_tool_call_between_silent_model_calls_starts_the_count_again() -> None:
     turns = Turns()
     turns.step("model", action="", output="I think")

@@ -185,7 +185,7 @@ class StepRulesConfig(_Section):
     repeated_failure: RiskRule = Field(default_factory=lambda: _step_rule(3))
     """The same tool call failing with the same output ``threshold`` times in a row."""
     no_tool_call: RiskRule = Field(default_factory=lambda: _step_rule(3))
-    """``threshold`` model calls in a row that asked for no tool."""
+    """``threshold`` model calls of the developer in a row that asked for no tool."""
     alternating_actions: RiskRule = Field(default_factory=lambda: _step_rule(6))
     """Two tool calls taking turns, each returning its same output, over ``threshold`` steps."""
     context_window_errors: RiskRule = Field(default_factory=lambda: _step_rule(2))

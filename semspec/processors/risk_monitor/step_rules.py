@@ -13,7 +13,8 @@ What each rule compares (hashes only; the monitor never sees the text):
   Polling, the same call with changing output, never matches.
 - ``alternating_actions``: two different tool calls taking turns, each returning its own same
   output every time, over ``threshold`` steps.
-- ``no_tool_call``: ``threshold`` model calls in a row that asked for no tool.
+- ``no_tool_call``: ``threshold`` model calls of the developer in a row that asked for no tool
+  (the reviewer has no tools to call: its verdict is text).
 - ``context_window_errors``: ``threshold`` model calls refused for a prompt over the window, in
   any turns of the episode (a new turn often hits the same wall).
 
@@ -66,7 +67,9 @@ def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) ->
     if data.kind == "model":
         if data.error_kind == CONTEXT_WINDOW:
             yield from _context_window(state, event, rules.context_window_errors, named)
-        elif not data.error:  # a provider's failure is neither silence nor a request
+        elif not data.error and data.role == "developer":
+            # A provider's failure is neither silence nor a request; the reviewer answers in
+            # text by design (its format retries are bounded by the agent itself).
             yield from _silence(state, event, rules.no_tool_call, named, data.action_hash == "")
         return
     state.silent_steps = []

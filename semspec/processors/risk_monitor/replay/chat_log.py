@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -251,8 +252,9 @@ def _run_model(document: Any) -> str | None:
 def _run_cost(document: Any) -> float | None:
     """A total the log states for the run (mini-swe-agent: ``info.model_stats.instance_cost``)."""
     found = _path(document, "info", "model_stats", "instance_cost")
-    if isinstance(found, int | float) and not isinstance(found, bool) and found >= 0:
-        return float(found)
+    if isinstance(found, int | float) and not isinstance(found, bool):
+        total = float(found)
+        return total if math.isfinite(total) and total >= 0 else None
     return None
 
 

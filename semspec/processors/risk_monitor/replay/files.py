@@ -32,11 +32,9 @@ def read_runs(path: Path, pricer: Pricer) -> list[RecordedRun]:
     try:
         document: Any = json.loads(text)
     except json.JSONDecodeError:
-        document = None  # several JSON values: one event per line
+        return event_runs(name, text)  # several JSON values: one event per line
     except RecursionError:
         raise ReplayFileError(name, "JSON nested too deeply") from None
-    if document is None:
-        return event_runs(name, text)
     if isinstance(document, dict) and str(document.get("schema_version", "")).startswith("ATIF"):
         raise ReplayFileError(name, ATIF_NOT_READ)
     if isinstance(document, list) or (isinstance(document, dict) and "messages" in document):
@@ -65,6 +63,6 @@ def _read_text(path: Path, name: str) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise ReplayFileError(name, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte order mark some editors write is not JSON
     except UnicodeDecodeError as exc:
         raise ReplayFileError(name, f"not UTF-8 text (byte {exc.start})") from None
