@@ -26,6 +26,7 @@ from typer.testing import CliRunner, Result
 
 from semspec.agents.protocol import TurnUsage
 from semspec.cli.app import app
+from semspec.cli.usage_cmd import read_spending
 from semspec.core.errors import InputError
 from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_workflow_id
 from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO, UsageTotals
@@ -192,6 +193,23 @@ async def test_a_checkpointed_task_counts_once_with_its_latest_memo(
     data = await usage_json_when(tmp_path, client, tasks_seen(1))
 
     assert [(g["key"], g["steps"], g["cost_usd"]) for g in data["groups"]] == [("long", 6, 0.02)]
+
+
+async def test_a_checkpointed_task_started_when_its_first_run_did(
+    client: Client, worker: str
+) -> None:
+    handle = await start(client, worker, "long", MemoInput([memo(GPT), memo(GPT)]))
+    await handle.result()
+    first_run = client.get_workflow_handle(handle.id, run_id=handle.first_execution_run_id)
+    first_start = (await first_run.describe()).start_time
+
+    for _ in range(100):
+        spent = await read_spending(client)
+        if spent and spent[0].usage.steps:
+            break
+        await asyncio.sleep(0.1)
+
+    assert [(s.task_id, s.started, s.running) for s in spent] == [("long", first_start, False)]
 
 
 async def test_the_table_marks_running_tasks_and_unknown_prices_and_ends_with_a_total(

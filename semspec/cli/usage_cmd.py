@@ -12,6 +12,8 @@ from semspec.cli.runtime import run_with_client
 from semspec.core.errors import InputError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from temporalio.client import Client
 
     from semspec.client.usage_report import TaskSpending, UsageBy, UsageGroup
@@ -28,31 +30,33 @@ def _grouping(by: str) -> UsageBy:
 
 
 async def read_spending(client: Client) -> list[TaskSpending]:
-    """Every task's spending from its workflow's memo, newest task first.
+    """Every task's spending from its workflow's memo.
 
-    A task that checkpointed ran as several runs (continue-as-new); its latest run carries the
-    memo forward, so only that one is read. A task from before the memo spent nothing recorded.
+    A task that checkpointed ran as several runs (continue-as-new): its latest run carries the
+    memo forward, so only that one is read, and the task started when its first run did. A task
+    from before the memo spent nothing recorded.
     """
-    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
 
     from semspec.client.usage_report import TaskSpending
     from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
     from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO, UsageTotals
 
-    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
-    seen: set[str] = set()
+    latest: dict[str, WorkflowExecution] = {}
+    first_start: dict[str, datetime] = {}
+    async for wf in client.list_workflows(f"WorkflowType = '{TASK_WORKFLOW}'"):
+        if wf.id not in latest or wf.start_time > latest[wf.id].start_time:
+            latest[wf.id] = wf
+        first_start[wf.id] = min(wf.start_time, first_start.get(wf.id, wf.start_time))
     spending: list[TaskSpending] = []
-    async for wf in client.list_workflows(query):
-        if wf.id in seen:
-            continue
-        seen.add(wf.id)
+    for ident, wf in latest.items():
         plan_id = await wf.memo_value(PLAN_MEMO, None)
         spending.append(
             TaskSpending(
-                task_id=task_id_of(wf.id),
+                task_id=task_id_of(ident),
                 usage=UsageTotals.from_memo(await wf.memo_value(USAGE_MEMO, None)),
                 plan_id=plan_id if isinstance(plan_id, str) and plan_id else None,
-                started=wf.start_time,
+                started=first_start[ident],
                 running=wf.status == WorkflowExecutionStatus.RUNNING,
             )
         )
