@@ -235,8 +235,9 @@ def test_the_largest_window_fits_the_signal_and_state_limits() -> None:
     rule = RiskRule(threshold=64, level="pause")
     turns = Turns(RiskConfig(steps=StepRulesConfig(repeated_action=rule)))
     step = Step()
+    huge = {"action_hash": "a" * 100_000, "observation_hash": "o" * 100_000}
     for n in range(64):
-        step = turns.feed(loop_event("step", event_id="y" * 256 + str(n), step=n + 1))
+        step = turns.feed(loop_event("step", event_id="y" * 256 + str(n), step=n + 1, **huge))
     assert fired(step) == [("repeated_action", "pause")]
     assert len(step.emissions[0].signal.to_json()) < RISK.limits.signals.max_msg_size
     assert turns.state is not None

@@ -46,6 +46,9 @@ MAX_STEP_ID_CHARS = 256
 small whatever a step event carries."""
 MAX_TOOL_CHARS = 64
 """Tool names are kept to this many characters."""
+MAX_HASH_CHARS = 64
+"""Longer action and observation hashes (the agents send 16 hex digits) are kept as ``#`` +
+their digest: equal stays equal, and a state stays small."""
 
 Trigger = tuple[str, RiskRule, StepPatternEvidence]
 
@@ -78,7 +81,7 @@ def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) ->
         state.step_window = []
         return
     tool = (data.tool or "")[:MAX_TOOL_CHARS]
-    entry = [*named, tool, data.action_hash, data.observation_hash, data.error]
+    entry = [*named, tool, _short(data.action_hash), _short(data.observation_hash), data.error]
     state.step_window = [*state.step_window, entry][-window_size(rules) :]
     match = next(_tool_patterns(state.step_window, rules), None)
     if match is not None:
@@ -173,3 +176,7 @@ def _evidence(event: StepEvent, found: list[list[Any]], tools: list[str]) -> Ste
 
 def _step_id(event_id: str) -> str:
     return event_id if len(event_id) <= MAX_STEP_ID_CHARS else "#" + event_digest(event_id)
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= MAX_HASH_CHARS else "#" + event_digest(value)
