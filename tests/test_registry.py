@@ -306,3 +306,18 @@ def test_the_price_override_example_of_the_costs_page_loads(tmp_path: Path) -> N
     gpt_4o, qwen = registry.get("gpt-4o").cost, registry.get("qwen2.5-coder-7b").cost
     assert gpt_4o is not None and gpt_4o.source == "our enterprise agreement"
     assert qwen is not None and (qwen.input_per_1m, qwen.source) == (0.0, "self-hosted")
+
+
+def test_models_list_json_carries_each_price_with_its_source_and_date(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["--repo", str(tmp_path), "models", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    costs = {entry["id"]: entry["cost"] for entry in json.loads(result.stdout)}
+    assert costs["claude-haiku-4-5"] == {
+        "input_per_1m": 1.0,
+        "output_per_1m": 5.0,
+        "cached_input_per_1m": 0.1,
+        "cache_write_per_1m": 1.25,
+        "source": "https://platform.claude.com/docs/en/about-claude/pricing",
+        "as_of": "2026-11-26",
+    }
+    assert costs["llama3.1-8b"] is None
