@@ -194,18 +194,22 @@ class StepRulesConfig(_Section):
     """Tools that wait on purpose (polling is expected to repeat): the repetition rules skip
     their steps, as they skip any step the agent marks ``wait``."""
 
-    @model_validator(mode="after")
-    def _thresholds_are_counts(self) -> StepRulesConfig:
-        for name in type(self).model_fields:
-            rule = getattr(self, name)
-            if not isinstance(rule, RiskRule):
-                continue
-            least = 4 if name == "alternating_actions" else 1
-            if rule.threshold != int(rule.threshold) or not least <= rule.threshold:
-                raise ValueError(f"{name}.threshold must be a whole number of steps ≥ {least}")
-            if rule.threshold > MAX_STEP_WINDOW:
-                raise ValueError(f"{name}.threshold must be at most {MAX_STEP_WINDOW} steps")
-        return self
+    @field_validator(
+        "repeated_action",
+        "repeated_failure",
+        "no_tool_call",
+        "alternating_actions",
+        "context_window_errors",
+    )
+    @classmethod
+    def _threshold_is_a_count(cls, rule: RiskRule, info: ValidationInfo) -> RiskRule:
+        least = 4 if info.field_name == "alternating_actions" else 1
+        count = rule.threshold
+        if count != int(count) or not least <= count <= MAX_STEP_WINDOW:
+            raise ValueError(
+                f"threshold must be a whole number of steps from {least} to {MAX_STEP_WINDOW}"
+            )
+        return rule
 
 
 class RiskConfig(_Section):
