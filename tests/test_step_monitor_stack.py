@@ -9,16 +9,19 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from nats.aio.client import Client as NATS
 
 from semspec.agents.steps import StepRecord
+from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.processor import RiskMonitor
+from semspec.processors.risk_monitor.replay.command import replay_files
 from semspec.vocabulary.events import UserSignal
 from semspec.vocabulary.signal_evidence import StepPatternEvidence
-from semspec.vocabulary.subjects import SIGNAL_STREAM
+from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_STREAM
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.messages import EventContext
 from semspec.workflow.task.publisher import EventPublisher
@@ -82,16 +85,21 @@ async def developer_turn(nc: NATS, nats_url: str) -> AsyncIterator[Agent]:
         await publisher.close()
 
 
-async def signals(nc: NATS) -> list[UserSignal]:
+async def stored(nc: NATS, stream: str) -> list[bytes]:
+    """Every message ``stream`` holds, oldest first."""
     js = nc.jetstream()
-    info = await js.stream_info(SIGNAL_STREAM)
+    info = await js.stream_info(stream)
     if info.state.messages == 0:
         return []
     found = []
     for seq in range(info.state.first_seq, info.state.last_seq + 1):
-        msg = await js.get_msg(SIGNAL_STREAM, seq)
-        found.append(UserSignal.from_json(msg.data or b""))
+        msg = await js.get_msg(stream, seq)
+        found.append(msg.data or b"")
     return found
+
+
+async def signals(nc: NATS) -> list[UserSignal]:
+    return [UserSignal.from_json(raw) for raw in await stored(nc, SIGNAL_STREAM)]
 
 
 async def stop_reaches(observer: TurnObserver) -> str | None:
@@ -166,3 +174,28 @@ async def test_polling_with_changing_output_and_waits_never_signals(
             await agent.call("curl :8000", "refused", error=True)
         assert agent.observer.stop_requested() is None
     assert await signals(nc) == []
+
+
+async def test_replaying_the_stream_the_monitor_read_fires_what_it_signalled(
+    nc: NATS, nats_url: str, tmp_path: Path
+) -> None:
+    async with developer_turn(nc, nats_url) as agent:
+        await agent.call("pytest", "1 failed", error=True)
+        for _ in range(8):  # a pause at the fourth, a halt at the eighth
+            await agent.call("ls", "a.py")
+        for _ in range(3):
+            await silent(agent)
+    recorded = tmp_path / "stream.jsonl"
+    recorded.write_bytes(b"".join(raw + b"\n" for raw in await stored(nc, MONITOR_STREAM)))
+    (report,), errors = replay_files([recorded], RiskConfig(), lambda model: None)
+    assert errors == []
+    found = await signals(nc)
+    assert all(isinstance(s.evidence, StepPatternEvidence) for s in found)
+    live = [(s.reason, s.level, getattr(s.evidence, "event_id", "")) for s in found]
+    replayed = [(f.rule, f.level, f.event_id) for f in report.firings]
+    assert replayed == live
+    assert [(rule, level) for rule, level, _ in live] == [
+        ("repeated_action", "pause"),
+        ("repeated_action", "halt"),
+        ("no_tool_call", "pause"),
+    ]
