@@ -171,3 +171,13 @@ def test_extra_dollars_are_signed_and_an_answer_without_them_signs_as_before() -
     plain = Resolution("extend_budget", extra_retries=2)
     assert "extra_usd" not in plain.signed_fields(esc)
     assert Resolution("extend_budget", extra_usd=1.5).signed_fields(esc)["extra_usd"] == 1.5
+
+
+def test_an_agent_that_stopped_for_money_is_taken_at_its_word() -> None:
+    budget = DollarBudget(1.0, accept_unpriced=True)
+    spent = _spent(0.5, model="local-llm", unpriced=True)
+    assert budget.check(spent) is None
+    price = budget.stopped("unknown_price", spent)
+    assert price.reason == FallbackReason.UNKNOWN_PRICE
+    assert "model local-llm has no price" in price.message
+    assert budget.stopped("cost_budget", spent).reason == FallbackReason.BUDGET_EXHAUSTED

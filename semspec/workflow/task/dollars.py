@@ -63,6 +63,14 @@ class DollarBudget:
             return Escalate(FallbackReason.BUDGET_EXHAUSTED, self._spent_message(usage.cost_usd))
         return None
 
+    def stopped(self, reason: str, usage: UsageTotals) -> Escalate:
+        """The escalation for a turn the agent stopped for ``reason`` (a ``DOLLAR_STOPS``
+        member) where ``check`` sees nothing wrong: the agent's word wins, failing closed."""
+        if reason == "unknown_price":
+            named = usage.unpriced_models or ["(unnamed)"]
+            return Escalate(FallbackReason.UNKNOWN_PRICE, unpriced_message(named))
+        return Escalate(FallbackReason.BUDGET_EXHAUSTED, self._spent_message(usage.cost_usd))
+
     def grant(self, extra_usd: float) -> float:
         """Add what an ``extend_budget`` answer names; naming none adds the task's own budget
         again (its share when it has none). Returns the dollars added."""

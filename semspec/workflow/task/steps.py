@@ -126,7 +126,7 @@ class Steps:
         log: Log,
         events: Callable[[], EventContext],
         queue: Callable[[PublishInput], None],
-        check_dollars: Callable[[], Awaitable[None]],
+        check_dollars: Callable[[str | None], Awaitable[None]],
         memo: bool = False,
     ) -> None:
         self._inp = inp
@@ -139,8 +139,8 @@ class Steps:
         self._queue = queue
         """Adds a loop event to the workflow's outbox (runs with one)."""
         self._check_dollars = check_dollars
-        """Escalates, before an agent call, when the dollar budget says so (returns once it
-        holds again)."""
+        """Escalates, before an agent call, when the dollar budget says so, or after a turn the
+        agent stopped for money (its argument); returns once the call may go ahead."""
         self._memo = memo
         """Write the task's usage to the Temporal memo after each agent turn."""
         self._runner = StepRunner(activities, lambda: signals.stop_requested() is not None)
@@ -158,8 +158,8 @@ class Steps:
             }
             self._queue(PublishInput(ctx, "iteration", iteration, at=workflow.now().isoformat()))
         timeout = timedelta(seconds=limits.developer_timeout_s)
+        await self._check_dollars(None)
         while True:
-            await self._check_dollars()
             request = DeveloperInput(
                 self._inp.spec,
                 ws,
@@ -179,9 +179,10 @@ class Steps:
             self._account(dev.usage, dev.stopped, self._inp.spec.developer.model)
             if dev.stopped not in DOLLAR_STOPS:
                 break
-            # Stopped for money: the next check escalates, and an answer that lets it go on
-            # runs the turn again (its changes so far stay in the worktree).
+            # Stopped for money: a human is asked, and an answer that lets it go on runs the
+            # turn again (its changes so far stay in the worktree).
             self._log("developer", f"stopped: {dev.stopped}", {"files": dev.files_touched})
+            await self._check_dollars(dev.stopped)
         state.guidance = None  # used: a later retry answer brings its own
         touched = ", ".join(dev.files_touched) or "no files"
         self._log(
@@ -270,8 +271,8 @@ class Steps:
         status.phase = "reviewer"
         timeout = timedelta(seconds=self._inp.limits.reviewer_timeout_s)
         dollars = self._state.dollars
+        await self._check_dollars(None)
         while True:
-            await self._check_dollars()
             request = ReviewInput(
                 self._inp.spec,
                 ws,
@@ -290,6 +291,7 @@ class Steps:
             if review.stopped not in DOLLAR_STOPS:
                 break
             self._log("review", f"stopped: {review.stopped}")
+            await self._check_dollars(review.stopped)
         status.last_verdict = review
         self._state.last_review = review
         # A reviewer that gave up reports request_changes with reason abstain: say abstain.

@@ -587,15 +587,20 @@ class TaskWorkflow:
         self._status.budget_usd = budget.cap_usd
         return added
 
-    async def _check_dollars(self) -> None:
+    async def _check_dollars(self, stopped: str | None) -> None:
         """Before an agent call: escalate while the dollar budget says no (spent, or a model
-        without a price); return once it holds again.
+        without a price); return once it holds again. ``stopped``: the agent just stopped its
+        turn for this reason, which escalates even where the sums say the budget holds, so a
+        turn is never run again without a human's answer.
 
         An answer that adds dollars, or accepts the unpriced model, lets the call go ahead in
         place; any other answer is the loop's to act on (abort, approve the work, retry).
         """
-        budget = self._state.dollars
-        while (stop := budget.check(self._status.usage)) is not None:
+        budget, usage = self._state.dollars, self._status.usage
+        stop = budget.check(usage)
+        if stop is None and stopped is not None:
+            stop = budget.stopped(stopped, usage)
+        while stop is not None:
             try:
                 await self._escalate(stop.reason, stop.message, dollars=True)
             except _Resolved as answer:
@@ -605,9 +610,9 @@ class TaskWorkflow:
                     budget.accept_unpriced = True
                     if res.action == "retry":
                         self._state.guidance = res.guidance
-                    continue
-                if res.action != "extend_budget":
+                elif res.action != "extend_budget":
                     raise
+            stop = budget.check(usage)
 
     def _granted_retries(self, resolution: Resolution) -> int:
         return granted_retries(

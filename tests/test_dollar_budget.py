@@ -1,0 +1,90 @@
+"""A task's dollars outside its status: the Temporal memo and the ``finished`` event.
+
+An in-process worker runs the sample task with LLM agents on the fake server; the project's
+registry prices the model so each call costs $0.02. The budget's behaviour on the CLI is in
+``tests/scenarios/test_dollar_budget.py``; its rules alone in ``test_dollar_budget_rules.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+from temporalio.client import Client
+
+from semspec.client.task_client import submit
+from semspec.client.task_spec import TaskDraft, build_task_input
+from semspec.core.config import load_config
+from semspec.vocabulary.workflow_names import task_workflow_id
+from semspec.workflow.task.messages import TaskResult
+from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO, UsageTotals
+from semspec.workflow.worker import build_worker
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_task import (
+    TASK_CRITERION,
+    TASK_TITLE,
+    approve_reply,
+    developer_replies,
+    fake_model_entry,
+    sample_repo,
+)
+from tests.support.monitor_probe import messages_for
+from tests.support.owner import OWNER, OWNER_KEY
+
+CALL_USD = 0.02
+PRICE = {"input_per_1m": 1_000.0, "output_per_1m": 2_000.0}
+
+
+@pytest.fixture
+async def worker(
+    temporal_client: Client, task_queue: str, nats_url: str
+) -> AsyncIterator[EventPublisher]:
+    publisher = EventPublisher(nats_url)
+    async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
+        yield publisher
+    await publisher.close()
+
+
+def priced_repo(path: Path, base_url: str) -> Path:
+    """The sample repository, its model priced at $0.02 a call."""
+    repo = sample_repo(path, base_url)
+    entry = {**fake_model_entry(base_url), "cost": PRICE}
+    registry = yaml.safe_dump({"models": {"fake-model": entry}})
+    (repo / ".semspec" / "models.yaml").write_text(registry, encoding="utf-8")
+    return repo
+
+
+async def test_a_task_keeps_its_usage_in_the_memo_and_sends_it_with_finished(
+    temporal_client: Client, task_queue: str, worker: EventPublisher, nats_url: str, tmp_path: Path
+) -> None:
+    task_id = "memo-usage"
+    draft = TaskDraft(
+        title=TASK_TITLE, files=["calc.py"], criteria=[TASK_CRITERION], task_id=task_id
+    )
+    draft.plan_id = "plan-memo"
+    with FakeLLMServer.for_roles(developer=developer_replies(), reviewer=[approve_reply()]) as llm:
+        repo = priced_repo(tmp_path / "repo", llm.base_url)
+        inp = build_task_input(draft, load_config(repo), repo)
+        await submit(temporal_client, task_queue, inp, OWNER)
+        handle = temporal_client.get_workflow_handle(
+            task_workflow_id(task_id), result_type=TaskResult
+        )
+        result: TaskResult = await asyncio.wait_for(handle.result(), 120)
+
+    assert result.outcome == "approved"
+    memo = await (await handle.describe()).memo()
+    usage = UsageTotals.from_memo(memo[USAGE_MEMO])
+    assert usage.cost_usd == pytest.approx(6 * CALL_USD)  # five developer calls, one review
+    assert (usage.input_tokens, usage.output_tokens) == (60, 30)
+    assert memo[PLAN_MEMO] == "plan-memo"
+    assert result.status.usage.cost_usd == pytest.approx(usage.cost_usd)
+
+    finished = await asyncio.to_thread(messages_for, nats_url, "agent.monitor.finished", task_id)
+    assert len(finished) == 1
+    data = finished[0]["data"]
+    assert data["cost_usd"] == pytest.approx(6 * CALL_USD)
+    assert (data["input_tokens"], data["output_tokens"], data["unpriced_models"]) == (60, 30, [])
