@@ -58,6 +58,14 @@ StepMethod = Callable[[Any, P], Awaitable[T]]
 """A ``TaskActivities`` method that runs one step."""
 
 
+def usage_memo(status: TaskStatus) -> dict[str, Any]:
+    """The task's Temporal memo: what it spent, and its plan if it has one."""
+    memo: dict[str, Any] = {USAGE_MEMO: status.usage.to_memo()}
+    if status.plan_id:
+        memo[PLAN_MEMO] = status.plan_id
+    return memo
+
+
 class Log(Protocol):
     """The workflow's log: one line of ``semspec task logs``."""
 
@@ -336,10 +344,7 @@ class Steps:
             status.usage.add(usage)
             add_iteration_cost(status.iteration_costs, status.iteration, usage.cost_usd)
         if self._memo:
-            memo: dict[str, object] = {USAGE_MEMO: status.usage.to_memo()}
-            if self._inp.spec.plan_id:
-                memo[PLAN_MEMO] = self._inp.spec.plan_id
-            workflow.upsert_memo(memo)
+            workflow.upsert_memo(usage_memo(status))
 
     def _spend(self, tokens: int) -> None:
         """Account an agent call's tokens to the loop's context and check the pressure level."""

@@ -108,7 +108,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.outbox import Outbox
     from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
     from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
-    from semspec.workflow.task.steps import Steps, StepStopped
+    from semspec.workflow.task.steps import Steps, StepStopped, usage_memo
     from semspec.workflow.task.usage import UsageTotals  # noqa: F401  (type hints, as above)
 
 
@@ -507,7 +507,11 @@ class TaskWorkflow:
         cont = carry_over(self._inp, status, self._signals, state, step, number, self._elapsed())
         # Events still queued go with the run: the next one sends them first, under their ids.
         cont = replace(cont, outbox=self._outbox.pending)
-        workflow.continue_as_new(replace(self._inp, continuation=cont))
+        arg = replace(self._inp, continuation=cont)
+        if self._memo:
+            # Without it the next run would start with this run's first memo, not its usage.
+            workflow.continue_as_new(arg, memo=usage_memo(status))
+        workflow.continue_as_new(arg)
 
     async def _escalate(
         self,
