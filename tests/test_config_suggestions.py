@@ -227,7 +227,7 @@ def test_an_unknown_key_like_no_other_lists_the_keys_of_its_section(tmp_path: Pa
 
     assert problems[0].as_error().hint == (
         "keys of loop: max_retries, max_iterations, developer_timeout_s, reviewer_timeout_s, "
-        "activity_attempts"
+        "activity_attempts, max_cost_usd"
     )
 
 
