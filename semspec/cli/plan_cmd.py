@@ -112,14 +112,23 @@ def show(console: Console, status: PlanStatus, as_json: bool) -> None:
         return
     outcome = f" ({status.outcome})" if status.outcome else ""
     console.print(f"plan {status.plan_id}: {status.title} — {status.state}{outcome}", markup=False)
+    from semspec.workflow.plan.messages import RUNNING
+
+    spent = status.usage.cost_usd + sum(
+        row.cost_usd for row in status.tasks if row.state == RUNNING
+    )
+    budget = f" of ${status.max_cost_usd:.4f}" if status.max_cost_usd is not None else ""
+    console.print(f"cost: ${spent:.4f}{budget}", markup=False)
     rows = [
         (
             row.task_id,
             row.state,
             row.phase or "",
             ", ".join(row.depends_on),
+            f"${row.cost_usd:.4f}",
             row.reason or (row.commit_id or "")[:10],
         )
         for row in status.tasks
     ]
-    print_table(console, None, ["task", "state", "phase", "depends on", "reason / commit"], rows)
+    headers = ["task", "state", "phase", "depends on", "cost", "reason / commit"]
+    print_table(console, None, headers, rows)

@@ -1,4 +1,5 @@
-"""Talk to plan workflows: submit a plan and read its status with each running task's phase."""
+"""Talk to plan workflows: submit a plan and read its status with each running task's phase
+and cost so far."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ async def submit_plan(
 async def plan_status(client: Client, plan_id: str) -> PlanStatus:
     """The plan's status (by query while running, from the result once done).
 
-    Running tasks get their own phase filled in, so an escalated task shows as such.
+    Running tasks get their own phase and dollars spent so far filled in, so an escalated task
+    shows as such.
     """
     handle = client.get_workflow_handle(plan_workflow_id(plan_id), result_type=PlanResult)
     try:
@@ -82,9 +84,11 @@ async def plan_status(client: Client, plan_id: str) -> PlanStatus:
     for row in status.tasks:
         if row.state == RUNNING:
             try:
-                row.phase = (await task_status(client, row.task_id)).phase
+                running = await task_status(client, row.task_id)
             except Exception:  # the phase is a courtesy: a task may close or not exist yet
                 row.phase = "unknown"
+                continue
+            row.phase, row.cost_usd = running.phase, running.usage.cost_usd
     return status
 
 

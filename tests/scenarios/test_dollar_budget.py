@@ -223,6 +223,11 @@ def test_a_plans_budget_is_shared_by_its_parallel_tasks_and_stops_each_at_its_sh
         assert status["budget_usd"] == pytest.approx(0.025)
         assert status["usage"]["cost_usd"] == pytest.approx(2 * CALL_USD)
     assert len(llm.requests_for("developer")) == 4
+    # While both wait, the plan's status shows what each running task spent so far.
+    running = stack.cli_json("plan", "status", plan_id, repo=repo)
+    assert [t["cost_usd"] for t in running["tasks"]] == pytest.approx([2 * CALL_USD] * 2)
+    shown = stack.cli("plan", "status", plan_id, repo=repo)
+    assert f"cost: ${4 * CALL_USD:.4f} of $0.0500" in shown.stdout, shown.stdout
     for task_id in (first, second):
         resolve(stack, repo, task_id, "abort")
     ended = plan_done(stack, repo, plan_id)
