@@ -18,16 +18,18 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from semspec.agents.steps import action_hash, observation_hash
+from semspec.agents.steps import StepRecord, action_hash, observation_hash
 from semspec.client.task_client import submit
 from semspec.client.task_spec import TaskDraft, build_task_input
 from semspec.core.config import load_config
+from semspec.core.config.models import RiskLevel
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.signal_evidence import ConflictEvidence
 from semspec.vocabulary.subjects import signal_intake_subject
 from semspec.vocabulary.workflow_names import task_workflow_id
-from semspec.workflow.task.messages import TaskResult
+from semspec.workflow.task.messages import EventContext, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.step_events import TurnObserver
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, cached, call, slow
 from tests.fakes.llm_task import (
@@ -39,6 +41,7 @@ from tests.fakes.llm_task import (
     sample_repo,
 )
 from tests.support.owner import OWNER, OWNER_KEY
+from tests.support.servers import NatsServer
 from tests.support.stream_reads import task_events
 from tests.support.tasks import wait_for_phase
 from tests.test_llm_task_e2e_retries import run_task
@@ -133,10 +136,15 @@ async def test_a_retried_activity_publishes_no_step_twice(
 
 async def publish_halt(nats_url: str, task_id: str) -> None:
     """A halt for ``task_id`` published to NATS as the risk monitor publishes one."""
+    await publish_signal(nats_url, task_id, "halt")
+
+
+async def publish_signal(nats_url: str, task_id: str, level: RiskLevel) -> None:
+    """A signal at ``level`` for ``task_id`` (after a malformed one), as the monitor publishes."""
     signal = UserSignal(
-        signal_id=f"halt-{uuid.uuid4().hex[:8]}",
+        signal_id=f"{level}-{uuid.uuid4().hex[:8]}",
         task_id=task_id,
-        level="halt",
+        level=level,
         reason="conflicting_changes",
         evidence=ConflictEvidence(event_id="e1", files=["calc.py"], other_tasks=["other"]),
         message="calc.py is also changed by task other",
@@ -144,7 +152,7 @@ async def publish_halt(nats_url: str, task_id: str) -> None:
     nc = await nats.connect(nats_url)
     try:
         js = nc.jetstream()
-        subject = signal_intake_subject("halt")
+        subject = signal_intake_subject(level)
         await js.publish(subject, b"{not a signal", headers={"Nats-Msg-Id": signal.signal_id + "x"})
         await js.publish(subject, signal.to_json(), headers={"Nats-Msg-Id": signal.signal_id})
     finally:
@@ -212,3 +220,44 @@ async def test_a_halt_for_another_task_does_not_stop_the_developer(
     assert result.outcome == "approved"
     assert calls == 3 + len(developer_replies())
     assert len(steps_of(events, "developer")) == 2 * calls  # every call took its tool step
+
+
+def a_step(n: int) -> StepRecord:
+    return StepRecord("developer", n, "tool", action_hash("x", {}), observation_hash("y"), "x")
+
+
+async def test_the_observer_stops_on_a_pause_for_its_task_only(nats_url: str) -> None:
+    publisher = EventPublisher(nats_url)
+    task_id = f"pause-{uuid.uuid4().hex[:8]}"
+    ctx = EventContext(task_id, None, f"task-{task_id}", "r1", 1)
+    try:
+        async with TurnObserver(publisher, ctx, "developer", "a1") as observer:
+            await publisher.publish("agent.monitor.warmup", b"{}", "warm")  # streams exist
+            await publish_signal(nats_url, f"other-{task_id}", "pause")
+            await publish_signal(nats_url, task_id, "warn")
+            await asyncio.sleep(0.5)
+            assert observer.stop_requested() is None
+            await publish_signal(nats_url, task_id, "pause")
+            await _until(lambda: observer.stop_requested() is not None, "the pause", 10)
+            assert observer.stop_requested() == "pause"
+    finally:
+        await publisher.close()
+
+
+async def test_steps_that_cannot_reach_nats_are_counted_as_dropped_within_bounds(
+    tmp_path: Path,
+) -> None:
+    server = NatsServer(tmp_path / "nats").start()
+    publisher = EventPublisher(server.url, attempt_s=0.5)
+    await publisher.publish("agent.monitor.warmup", b"{}", "warm")  # connected, streams made
+    server.stop()
+    ctx = EventContext("gone", None, "task-gone", "r1", 1)
+    started = asyncio.get_running_loop().time()
+    try:
+        async with TurnObserver(publisher, ctx, "developer", "a1", drain_s=1.0) as observer:
+            for n in range(1, 4):
+                observer.step(a_step(n))  # returns at once, whatever NATS does
+    finally:
+        await publisher.close()
+    assert observer.dropped == 3
+    assert asyncio.get_running_loop().time() - started < 10

@@ -157,11 +157,13 @@ class TurnObserver:
         """Publish queued steps in order, each validated first (as ``TaskActivities._emit``)."""
         while True:
             record = await self._queue.get()
+            sent = False
             try:
                 event = publisher.build(functools.partial(self._event, record), "step")
                 sent = event is not None and await publisher.deliver_or_drop(event, "step")
-                self.dropped += 0 if sent else 1
             finally:
+                # A step whose attempt the end of the turn cut short counts as not sent.
+                self.dropped += 0 if sent else 1
                 self._queue.task_done()
 
     def _event(self, record: StepRecord) -> MonitorEvent:
