@@ -421,3 +421,24 @@ async def test_a_streaming_cli_told_to_stop_is_killed_between_two_steps(
 
     assert result.stopped == "halt" and result.outcome == "failed"
     assert [s.kind for s in observer.steps] == ["model", "tool"]
+
+
+async def test_a_cli_without_a_stream_does_not_start_under_a_dollar_budget(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    ran = tmp_path / "ran"
+    cli = tmp_path / "plain"
+    cli.write_text(f"#!/bin/sh\ntouch {ran}\n", encoding="utf-8")
+    os.chmod(cli, 0o755)
+    agent = CommandDeveloper(
+        str(cli), timeout_s=30, fencing=CommandFencing(sandbox="none"), price=PRICE
+    )
+    result = await agent.develop(request_for(git_repo, cost_budget_usd=1.0), Recorder())
+
+    assert not ran.exists()
+    assert (result.outcome, result.stopped) == ("budget_exhausted", "unknown_price")
+    assert "reports no tokens" in result.summary
+
+    accepted = request_for(git_repo, cost_budget_usd=1.0, accept_unpriced=True)
+    result = await agent.develop(accepted, Recorder())
+    assert ran.exists() and result.outcome == "submitted" and result.usage.unpriced

@@ -23,7 +23,7 @@ import shlex
 import shutil
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from semspec.agents.cli_streams import (
@@ -115,10 +115,17 @@ class CommandDeveloper:
         """
         prompt = render_task(request) + INSTRUCTIONS
         argv, placed = build_argv(self.command, prompt, field=self.field)
-        meter = TurnMeter.for_turn("developer", observer, self.model, self.price, request)
-        if stop := meter.stop():
-            return meter.stopped_development(stop, 0)
         kind = stream_kind(argv)
+        # Without a stream there are no token counts, so no dollars: the run is unpriced, and
+        # under a dollar budget it does not start unless a human accepted that.
+        price = self.price if kind is not None else None
+        meter = TurnMeter.for_turn("developer", observer, self.model, price, request)
+        if stop := meter.stop():
+            result = meter.stopped_development(stop, 0)
+            if kind is None and stop == "unknown_price":
+                why = f"not started: {argv[0]} reports no tokens (see docs/providers.md)"
+                result = replace(result, summary=f"{why}; {result.summary}")
+            return result
         stream = _Stream(parser_for(kind), meter) if kind is not None else None
         env = child_env(self.fencing.env_names)
         # Under bubblewrap a missing program is only bwrap's exit 1, so look it up first; a
@@ -178,6 +185,7 @@ class CommandDeveloper:
         else:
             run = ToolCall("run", Path(argv[0]).name, {"command": self.command})
             meter.tool_step(run, text, error=process.returncode != 0, duration_ms=0.0)
+            meter.unpriced = True  # the run spent tokens nobody counted
         failed = stream is not None and stream.parser.failed
         if process.returncode == 0 and not failed:
             return DeveloperResult(outcome="submitted", summary=text.strip(), usage=meter.usage())
