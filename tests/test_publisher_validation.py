@@ -73,7 +73,7 @@ async def test_an_escalation_goes_out_as_an_event_and_a_signal_without_its_event
     assert await publish(publisher, "escalation", data, level="escalate") == 0
     [event] = [event_from_json(raw) for raw in await stored(nc, MONITOR_STREAM)]
     assert event.event_id == "task-t1/r1/3/escalation/t1-1"
-    assert event.data.model_dump() == RAISED
+    assert event.data.model_dump() == {**RAISED, "cost_usd": 0.0, "budget_usd": None}
     [signal] = [UserSignal.from_json(raw) for raw in await stored(nc, SIGNAL_STREAM)]
     assert signal.evidence == event.data and signal.level == "escalate"
     assert any("resolve t1" in a.command for a in signal.suggested_actions)
