@@ -12,12 +12,12 @@ step is never slowed by more than bookkeeping.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from semspec.vocabulary.event_payloads import AgentRole, StepKind, StepPayload
+from semspec.vocabulary.step_text import output_digest, text_digest
 
 StopReason = Literal["halt", "pause", "cost_budget", "unknown_price"]
 """Why an agent must stop before its next step."""
@@ -29,16 +29,17 @@ def action_hash(tool: str, arguments: Any) -> str:
     Key order and whitespace do not matter, so the same call spelled twice hashes the same.
     """
     text = json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"), default=str)
-    return _digest(text)
+    return text_digest(text)
 
 
 def observation_hash(text: str) -> str:
-    """A short hash of what a step returned (tool output, or the model's text)."""
-    return _digest(text)
+    """A short hash of what a step returned (tool output, or the model's text).
 
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+    Timings, timestamps and memory addresses do not count (``semspec.vocabulary.step_text``):
+    a test failing the same way twice hashes the same however long each run took, exactly as
+    ``semspec monitor replay`` hashes it.
+    """
+    return output_digest(text)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ message with the call's id) appears. An assistant message without tool calls who
 one fenced shell block (mini-swe-agent's text protocol) is a ``bash`` call answered by the next
 user message. The whole log is one turn of one agent.
 
-Hashes are taken over normalized text: timings, hex addresses and timestamps are blanked, so a
-test run failing the same way twice hashes the same even though it took another 0.02 s.
+Outputs are hashed as the live agents hash them (``semspec.vocabulary.step_text``): timings,
+timestamps and memory addresses are blanked, so a test run failing the same way twice hashes the
+same even though it took another 0.02 s.
 
 What counts as a failure: a ``<returncode>``/``exit code`` other than 0, a traceback, an output
 starting with ``Error``, a ``command not found``, a tool message with ``is_error: true``. An
@@ -23,7 +24,6 @@ the assistant's message.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -39,6 +39,7 @@ from semspec.model.tokens import MESSAGE_OVERHEAD, count_tokens
 from semspec.processors.risk_monitor.replay.runs import MAX_RUN_STEPS, RecordedRun, ReplayFileError
 from semspec.vocabulary.event_payloads import StepPayload
 from semspec.vocabulary.events import MonitorEvent, monitor_event, validation_summary
+from semspec.vocabulary.step_text import output_digest, text_digest
 
 Pricer = Callable[[str], Price | None]
 """The registry's price of a model id, or None when it has none."""
@@ -54,11 +55,6 @@ _FAILED_START = re.compile(r"^\s*(error\b|fatal\b|traceback \(most recent call l
 _CONTEXT_WINDOW = re.compile(
     r"context_length_exceeded|maximum context length|context window|prompt is too long", re.I
 )
-_BLANKED = [
-    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?"), "<time>"),
-    (re.compile(r"\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds)\b"), "<duration>"),
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x"),
-]
 
 
 @dataclass
@@ -99,10 +95,11 @@ class _Steps:
         self.priced = self.priced and price is not None
         error = message.get("error")
         failure = json.dumps(error, default=str) if error is not None else ""
+        asked = json.dumps([[c.tool, c.action] for c in calls])
         self.add(
             kind="model",
-            action_hash=_digest(json.dumps([[c.tool, c.action] for c in calls])) if calls else "",
-            observation_hash=_digest(_normalized(text or failure)),
+            action_hash=text_digest(asked) if calls else "",
+            observation_hash=output_digest(text or failure),
             error=error is not None,
             error_kind="context_window" if _CONTEXT_WINDOW.search(failure) else None,
             model=model,
@@ -116,8 +113,8 @@ class _Steps:
         self.add(
             kind="tool",
             tool=call.tool,
-            action_hash=_digest(json.dumps([call.tool, call.action])),
-            observation_hash=_digest(_normalized(output)),
+            action_hash=text_digest(json.dumps([call.tool, call.action])),
+            observation_hash=output_digest(output),
             error=failed or _looks_failed(output),
             wait=call.wait,
         )
@@ -288,13 +285,3 @@ def _looks_failed(output: str) -> bool:
         if int(code) != 0:
             return True
     return bool(_FAILED_START.match(output)) or "command not found" in output
-
-
-def _normalized(text: str) -> str:
-    for pattern, blank in _BLANKED:
-        text = pattern.sub(blank, text)
-    return text.strip()
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()

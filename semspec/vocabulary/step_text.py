@@ -1,0 +1,54 @@
+"""What of a step's output counts when the risk monitor compares two steps.
+
+The step rules see hashes, never text (``semspec.processors.risk_monitor.step_rules``), so the
+hash decides what "the same output" means. A test run failing the same way twice prints
+``1 failed in 0.12s`` and then ``1 failed in 0.15s``; a crash names another object address each
+time; a log line starts with the time it was written. Hashed raw, none of these ever repeat and
+a loop looks like progress. ``output_digest`` hashes the output with those parts blanked, and it
+is the one hash of outputs: the live agents (``semspec.agents.steps.observation_hash``) and
+``semspec monitor replay`` (``semspec.processors.risk_monitor.replay``) both call it, so a
+recorded run is judged exactly as the live monitor judged it.
+
+What is blanked, and only that:
+
+- timestamps: ``2026-11-20T10:00:01Z``, ``2026-11-20 10:00:01,123`` and a clock time alone
+  (``10:00:01``, ``0:01:02``), which needs seconds, so ``file.py:12:5`` is left as it is;
+- durations: a number directly followed by ``ms``, ``s``, ``sec``, ``secs``, ``second(s)``
+  (``0.12s``, ``250 ms``, ``3 seconds``);
+- memory addresses: ``0x`` and eight or more hex digits (``<Foo object at 0x7f3a2c1b9d40>``).
+
+Everything else is output that means something and must stay: counts (``1 failed, 5 passed``,
+``3 of 10 done``), line and column numbers, short hex values (``0xff``, an exit code ``0x1``),
+sizes, ids. Output that differs in any of them is a different output, so polling a job whose
+progress changes never looks like a loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_BLANKED: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d([.,]\d+)?(Z|[+-]\d\d:?\d\d)?"), "<time>"),
+    (re.compile(r"(?<![\d:])\d{1,2}:\d\d:\d\d(\.\d+)?(?![\d:])"), "<time>"),
+    (re.compile(r"(?<![\w.])\d+(\.\d+)?\s?(ms|s|secs?|seconds?)\b"), "<duration>"),
+    (re.compile(r"\b0x[0-9a-fA-F]{8,}\b"), "0x<address>"),
+)
+
+
+def normalized_output(text: str) -> str:
+    """``text`` with timestamps, durations and memory addresses blanked, stripped at both ends."""
+    for pattern, blank in _BLANKED:
+        text = pattern.sub(blank, text)
+    return text.strip()
+
+
+def text_digest(text: str) -> str:
+    """A short hash (16 hex digits) of ``text`` exactly as it is."""
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def output_digest(text: str) -> str:
+    """The hash of what a step returned: equal for outputs that differ only in what
+    ``normalized_output`` blanks."""
+    return text_digest(normalized_output(text))
