@@ -108,9 +108,10 @@ def test_a_task_goes_on_while_nats_is_down_and_its_events_outlive_a_killed_worke
     try:
         final = stack.wait_status(task_id, _ended_or_escalated, timeout_s=120)
         assert final["outcome"] == "approved", final["pending_escalation"]
-        assert (final["events_dropped"], final["events_pending"]) == (0, 4)
+        # gate, context, the reviewer's step, review, finished
+        assert (final["events_dropped"], final["events_pending"]) == (0, 5)
         shown = stack.cli("task", "status", task_id)
-        assert "monitor events waiting for NATS: 4" in shown.stdout
+        assert "monitor events waiting for NATS: 5" in shown.stdout
         # The waiting events are in the workflow's history: a killed worker loses none.
         stack.kill("worker")
     finally:
@@ -119,7 +120,7 @@ def test_a_task_goes_on_while_nats_is_down_and_its_events_outlive_a_killed_worke
     stack.wait_status(task_id, lambda s: s["events_pending"] == 0, timeout_s=90)
     assert _commits_on_branch(stack, task_id) == 1
     kinds = [e.kind for e in asyncio.run(task_events(stack.nats_url(), task_id))]
-    assert kinds == ["iteration", "files", "gate", "context", "review", "finished"]
+    assert kinds == ["iteration", "step", "files", "gate", "context", "step", "review", "finished"]
 
 
 def test_a_temporal_server_killed_mid_task_is_restarted_and_the_task_commits_once(

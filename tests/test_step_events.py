@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from semspec.vocabulary.subjects import signal_intake_subject
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.messages import EventContext, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.step_events import TurnObserver
+from semspec.workflow.task.step_events import TurnObserver, step_outbox
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, cached, call, slow
 from tests.fakes.llm_task import (
@@ -244,14 +245,14 @@ async def test_the_observer_stops_on_a_pause_for_its_task_only(nats_url: str) ->
         await publisher.close()
 
 
-async def test_steps_that_cannot_reach_nats_are_counted_as_dropped_within_bounds(
+async def test_steps_that_cannot_reach_nats_go_to_the_outbox_in_order_within_bounds(
     tmp_path: Path,
 ) -> None:
     server = NatsServer(tmp_path / "nats").start()
     publisher = EventPublisher(server.url, attempt_s=0.5)
     await publisher.publish("agent.monitor.warmup", b"{}", "warm")  # connected, streams made
     server.stop()
-    ctx = EventContext("gone", None, "task-gone", "r1", 1)
+    ctx = EventContext("gone", None, "task-gone", "r1", 1, outbox=True)
     started = asyncio.get_running_loop().time()
     try:
         async with TurnObserver(publisher, ctx, "developer", "a1", drain_s=1.0) as observer:
@@ -259,5 +260,12 @@ async def test_steps_that_cannot_reach_nats_are_counted_as_dropped_within_bounds
                 observer.step(a_step(n))  # returns at once, whatever NATS does
     finally:
         await publisher.close()
-    assert observer.dropped == 3
+    # Nothing is lost: the turn hands the three to the workflow's outbox, under their own ids.
+    queued, dropped = step_outbox(observer)
+    assert (observer.dropped, dropped) == (0, 0)
+    assert [q.kind for q in queued] == ["step"] * 3
+    assert [q.data["event_key"] for q in queued] == [f"developer/a1/{n}" for n in (1, 2, 3)]
+    assert [q.data["step"] for q in queued] == [1, 2, 3]
+    # A run from before the outbox drops them, as it drops its other events.
+    assert step_outbox(replace(observer, ctx=replace(ctx, outbox=False)))[1] == 3
     assert asyncio.get_running_loop().time() - started < 10

@@ -95,8 +95,19 @@ def two_iterations(path: str) -> list[dict[str, Any]]:
 
 
 def event_keys(events: list[MonitorEvent]) -> list[str]:
-    """Each event's id without the task's workflow and run ids: iteration, kind and key."""
-    return [ev.event_id.split("/", 2)[2] for ev in events]
+    """Each event's id without the task's workflow and run ids: iteration, kind and key.
+
+    A step's key names its turn by the activity's id, which counts every activity the task ran
+    (a publish retried while a node was down adds one): the key keeps role and step number.
+    """
+    keys = []
+    for ev in events:
+        key = ev.event_id.split("/", 2)[2]
+        if ev.kind == "step":
+            iteration, kind, role, _turn, number = key.split("/")
+            key = "/".join((iteration, kind, role, number))
+        keys.append(key)
+    return keys
 
 
 def outbox_drained(status: dict[str, Any]) -> bool:

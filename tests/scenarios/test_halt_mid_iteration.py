@@ -121,3 +121,7 @@ def test_a_developer_repeating_a_failing_call_is_halted_mid_iteration_and_the_mo
     assert entries(status, "checkpoint"), status["log"]
     assert status["iteration"] == 2 and not entries(status, "gate")
     assert len(arrivals) < MAX_STEPS  # stopped by the rules in both runs, not the step limit
+    # The two stopped turns still count what they spent: every answered call's tokens (10 in
+    # each fake reply), all but the call under way at each stop.
+    answered = status["usage"]["input_tokens"] // 10
+    assert len(arrivals) - 2 <= answered <= len(arrivals), (answered, len(arrivals))

@@ -40,6 +40,7 @@ from semspec.agents.steps import StepObserver, StopReason
 from semspec.agents.workspace import ToolError
 from semspec.core.config.models import GatesConfig, RoleModel
 from semspec.core.errors import GitError, ServiceError
+from semspec.core.reasons import FallbackReason
 from semspec.core.sandbox import choose_sandbox
 from semspec.vocabulary.event_payloads import (
     AgentRole,
@@ -66,6 +67,7 @@ from semspec.workflow.task.context_activities import (
     task_file_text,
 )
 from semspec.workflow.task.messages import (
+    STEP_CANCELLED,
     CommitInput,
     CommitStep,
     DeveloperInput,
@@ -89,7 +91,7 @@ from semspec.workflow.task.messages import (
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.review_context import review_context
 from semspec.workflow.task.scope import out_of_scope
-from semspec.workflow.task.step_events import TurnObserver
+from semspec.workflow.task.step_events import TurnObserver, step_outbox
 
 T = TypeVar("T")
 FEEDBACK_CHARS = 8_000
@@ -127,6 +129,17 @@ def _role(repo: Path, role_name: str, spec: RoleSpec) -> RoleModel:
     if spec.script:
         update["script"] = spec.script
     return configured.model_copy(update=update)
+
+
+def _cancelled_by_workflow() -> bool:
+    """Whether the activity's cancellation is the workflow stopping the step (a halt or pause),
+    not a worker shutting down or a timeout, after which Temporal runs the step again."""
+    details = activity.cancellation_details()
+    return (
+        details is not None
+        and details.cancel_requested
+        and not (details.worker_shutdown or details.timed_out or details.paused or details.reset)
+    )
 
 
 async def _awaiting_cancellation(stopped: StopReason | None) -> None:
@@ -378,9 +391,30 @@ class TaskActivities:
                 lambda: IterationPayload(phase="developer", retries=inp.retries),
             )
         observer = self._observer(inp.events, "developer", inp.cost_budget_usd)
-        async with observer:
-            result, diff, changes = await _with_heartbeat(_developer_turn(inp, observer))
-        await _awaiting_cancellation(result.stopped)
+        try:
+            async with observer:
+                result, diff, changes = await _with_heartbeat(_developer_turn(inp, observer))
+            await _awaiting_cancellation(result.stopped)
+        except asyncio.CancelledError:
+            if not _cancelled_by_workflow():
+                raise
+            usage = observer.usage
+            steps, steps_dropped = step_outbox(observer)
+            return DeveloperStep(
+                outcome="failed",
+                summary="cancelled by a halt or pause",
+                tokens_used=usage.input_tokens + usage.output_tokens,
+                reason=FallbackReason.ABSTAIN.value,
+                files_touched=[],
+                diff_hash="",
+                insertions=0,
+                deletions=0,
+                events_dropped=events.dropped + steps_dropped,
+                events=[*steps, *events.queued],
+                usage=usage,
+                stopped=STEP_CANCELLED,
+            )
+        steps, steps_dropped = step_outbox(observer)
         outside = changes.outside
         files = FilesPayload(
             files=diff.files,
@@ -400,8 +434,8 @@ class TaskActivities:
             insertions=diff.insertions,
             deletions=diff.deletions,
             out_of_scope=outside,
-            events_dropped=events.dropped + observer.dropped,
-            events=events.queued,
+            events_dropped=events.dropped + steps_dropped,
+            events=[*steps, *events.queued],
             usage=result.usage,
             stopped=result.stopped,
         )
@@ -444,9 +478,28 @@ class TaskActivities:
     async def review(self, inp: ReviewInput) -> ReviewStep:
         """Run the reviewer on the diff, gate summary, assembled context and risk flags."""
         observer = self._observer(inp.events, "reviewer", inp.cost_budget_usd)
-        async with observer:
-            verdict = await _with_heartbeat(_reviewer_turn(inp, observer))
-        await _awaiting_cancellation(verdict.stopped)
+        try:
+            async with observer:
+                verdict = await _with_heartbeat(_reviewer_turn(inp, observer))
+            await _awaiting_cancellation(verdict.stopped)
+        except asyncio.CancelledError:
+            if not _cancelled_by_workflow():
+                raise
+            usage = observer.usage
+            steps, steps_dropped = step_outbox(observer)
+            return ReviewStep(
+                verdict="request_changes",
+                summary="cancelled by a halt or pause",
+                findings=[],
+                reviewer="",
+                reason=FallbackReason.ABSTAIN.value,
+                tokens_used=usage.input_tokens + usage.output_tokens,
+                events_dropped=steps_dropped,
+                events=steps,
+                usage=usage,
+                stopped=STEP_CANCELLED,
+            )
+        steps, steps_dropped = step_outbox(observer)
         events = StepEvents()
         await self._emit(
             events,
@@ -469,8 +522,8 @@ class TaskActivities:
                 for p in verdict.noted_patterns
             ],
             tokens_used=verdict.tokens_used,
-            events_dropped=events.dropped + observer.dropped,
-            events=events.queued,
+            events_dropped=events.dropped + steps_dropped,
+            events=[*steps, *events.queued],
             usage=verdict.usage,
             stopped=verdict.stopped,
         )

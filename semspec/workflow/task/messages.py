@@ -333,6 +333,13 @@ class DeveloperInput:
     """A human accepted a model without a price for this task."""
 
 
+STEP_CANCELLED = "cancelled"
+"""``DeveloperStep.stopped`` / ``ReviewStep.stopped`` of a turn the workflow cancelled (a halt or
+pause): the step returns what its agent spent so far instead of losing it with the turn."""
+INTERRUPTED_STOPS = ("halt", "pause", STEP_CANCELLED)
+"""``stopped`` values of a turn a halt or pause ended (through NATS, or the workflow's cancel)."""
+
+
 @dataclass(frozen=True)
 class DeveloperStep:
     """Result of one developer activity: the agent's outcome plus what git saw."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -31,13 +31,15 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from pydantic import ValidationError
 
+from semspec.agents.protocol import TurnUsage
 from semspec.agents.steps import StepRecord, StopReason
+from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.core.nats_connect import connect_nats
 from semspec.vocabulary.event_payloads import AgentRole
-from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
+from semspec.vocabulary.events import MonitorEvent, StepEvent, UserSignal, monitor_event
 from semspec.vocabulary.subjects import signal_subject
-from semspec.workflow.task.messages import EventContext
+from semspec.workflow.task.messages import EventContext, PublishInput
 from semspec.workflow.task.publisher import EventPublisher
 
 log = get_logger("step-events")
@@ -60,7 +62,7 @@ class TurnObserver:
     """A ``StepObserver`` publishing one turn's steps and listening for its stop signals.
 
     Use as ``async with``: entering subscribes and starts the publishing task, leaving drains
-    the queue (bounded) and sets ``dropped``.
+    the queue (bounded) and leaves the steps NATS did not take in ``unsent``.
     """
 
     publisher: EventPublisher | None
@@ -71,10 +73,16 @@ class TurnObserver:
     budget_usd: float | None = None
     drain_s: float = DRAIN_S
     dropped: int = 0
-    """Steps not published: refused as invalid, refused by NATS, or still queued at the end."""
+    """Steps refused as invalid (never published)."""
+    unsent: list[StepEvent] = field(default_factory=list)
+    """Valid steps NATS did not take during the turn (down, or still queued at its end), in
+    order: the activity hands them to the workflow's outbox, which sends them under the same
+    ids once NATS is back (``step_outbox``)."""
     spent_usd: float = 0.0
     stop_signal: UserSignal | None = None
     """The halt or pause about this task that arrived during the turn (a halt wins)."""
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    """What the turn's steps spent so far: what a cancelled turn reports, as its agent cannot."""
     _queue: asyncio.Queue[StepRecord] = field(default_factory=asyncio.Queue)
     _sender: asyncio.Task[None] | None = None
     _nc: NatsClient | None = None
@@ -83,6 +91,7 @@ class TurnObserver:
         """Queue a finished step for publishing; never blocks or raises."""
         if record.cost_usd is not None:
             self.spent_usd += record.cost_usd
+        self.usage = _with_step(self.usage, record)
         if self.publisher is not None:
             self._queue.put_nowait(record)
 
@@ -121,9 +130,19 @@ class TurnObserver:
         self._sender.cancel()
         await asyncio.gather(self._sender, return_exceptions=True)
         left = self._queue.qsize()
-        self.dropped += left
-        if left:
-            log.warning("step events not published in time", dropped=left, role=self.role)
+        while not self._queue.empty():
+            self._keep(self._queue.get_nowait())
+        if self.unsent:
+            log.warning("step events left for the outbox", unsent=len(self.unsent), queued=left)
+
+    def _keep(self, record: StepRecord) -> None:
+        """Keep a step NATS did not take for the outbox (validated, so never twice refused)."""
+        assert self.publisher is not None
+        event = self.publisher.build(functools.partial(self._event, record), "step")
+        if not isinstance(event, StepEvent):
+            self.dropped += 1
+        else:
+            self.unsent.append(event)
 
     async def _subscribe(self, publisher: EventPublisher) -> None:
         self._nc = await connect_nats(
@@ -157,13 +176,21 @@ class TurnObserver:
         """Publish queued steps in order, each validated first (as ``TaskActivities._emit``)."""
         while True:
             record = await self._queue.get()
-            sent = False
             try:
                 event = publisher.build(functools.partial(self._event, record), "step")
-                sent = event is not None and await publisher.deliver_or_drop(event, "step")
+                if not isinstance(event, StepEvent):  # refused as invalid
+                    self.dropped += 1
+                    continue
+                try:
+                    await publisher.deliver(event)
+                except ServiceError:
+                    self.unsent.append(event)
+                except asyncio.CancelledError:
+                    # The end of the turn cut this attempt short: the outbox sends it (NATS
+                    # drops the copy if this attempt did get through).
+                    self.unsent.append(event)
+                    raise
             finally:
-                # A step whose attempt the end of the turn cut short counts as not sent.
-                self.dropped += 0 if sent else 1
                 self._queue.task_done()
 
     def _event(self, record: StepRecord) -> MonitorEvent:
@@ -178,3 +205,46 @@ class TurnObserver:
             iteration=ctx.iteration,
             at=datetime.now(UTC).isoformat(),
         )
+
+
+def _with_step(usage: TurnUsage, record: StepRecord) -> TurnUsage:
+    """``usage`` with one more step: a model step's tokens and dollars (tool steps and failed
+    calls cost none); a model step that answered without a price marks the turn unpriced, as
+    the agent's own count does (``agents.turn_meter``)."""
+    if record.kind != "model" or record.error:
+        return replace(usage, steps=usage.steps + 1)
+    return TurnUsage(
+        steps=usage.steps + 1,
+        input_tokens=usage.input_tokens + record.input_tokens,
+        output_tokens=usage.output_tokens + record.output_tokens,
+        cached_tokens=usage.cached_tokens + record.cached_tokens,
+        cost_usd=usage.cost_usd + (record.cost_usd or 0.0),
+        model=record.model or usage.model,
+        unpriced=usage.unpriced or record.cost_usd is None,
+    )
+
+
+def step_outbox(observer: TurnObserver) -> tuple[list[PublishInput], int]:
+    """The turn's unsent steps as outbox entries, and how many steps are dropped for good.
+
+    Runs with an outbox send them later under their ids (the step's role, turn and number as
+    the event key); runs recorded before it drop them, as they drop their other events.
+    """
+    ctx = observer.ctx
+    if not ctx.outbox:
+        return [], observer.dropped + len(observer.unsent)
+    queued = [
+        PublishInput(
+            ctx,
+            "step",
+            {**event.data.model_dump(mode="json"), "event_key": _event_key(event.event_id, ctx)},
+            at=event.at,
+        )
+        for event in observer.unsent
+    ]
+    return queued, observer.dropped
+
+
+def _event_key(event_id: str, ctx: EventContext) -> str:
+    """The part of a step's id after ``<workflow>/<run>/<iteration>/step/``."""
+    return event_id.removeprefix(f"{ctx.workflow_id}/{ctx.run_id}/{ctx.iteration}/step/")

@@ -31,6 +31,7 @@ from semspec.workflow.task.calls import ActivityCalls
 from semspec.workflow.task.carry import LoopState
 from semspec.workflow.task.dollars import DOLLAR_STOPS, add_iteration_cost
 from semspec.workflow.task.messages import (
+    INTERRUPTED_STOPS,
     CommitInput,
     DeveloperInput,
     DeveloperStep,
@@ -185,6 +186,7 @@ class Steps:
             state.last_files = list(dev.files_touched)
             self._spend(dev.tokens_used)
             self._account(dev.usage, dev.stopped, self._inp.spec.developer.model)
+            self._stop_if_interrupted("developer", dev.stopped)
             if dev.stopped not in DOLLAR_STOPS:
                 break
             # Stopped for money: a human is asked, and an answer that lets it go on runs the
@@ -296,6 +298,7 @@ class Steps:
             self._queued(review.events)
             self._spend(review.tokens_used)
             self._account(review.usage, review.stopped, self._inp.spec.reviewer.model)
+            self._stop_if_interrupted("reviewer", review.stopped)
             if review.stopped not in DOLLAR_STOPS:
                 break
             self._log("review", f"stopped: {review.stopped}")
@@ -345,6 +348,16 @@ class Steps:
             add_iteration_cost(status.iteration_costs, status.iteration, usage.cost_usd)
         if self._memo:
             workflow.upsert_memo(usage_memo(status))
+
+    def _stop_if_interrupted(self, name: str, stopped: str | None) -> None:
+        """Act on the halt or pause that ended an agent's turn, once its spending is counted.
+
+        A turn the workflow cancelled (or whose agent heard the signal first) returns what it
+        spent rather than failing; the stop then goes the way of any stopped step. A turn the
+        agent ended on a signal the workflow never got goes on to a human as it reports.
+        """
+        if stopped in INTERRUPTED_STOPS and self._signals.stop_requested() is not None:
+            raise StepStopped(name, started=True)
 
     def _spend(self, tokens: int) -> None:
         """Account an agent call's tokens to the loop's context and check the pressure level."""
