@@ -8,8 +8,10 @@ id: Temporal keeps it across the retries of one activity, so a retried activity,
 steps again under the same numbers, publishes none of them twice; another turn of the same role
 in the same iteration (the reviewer's follow-up, a turn run again after a dollar stop) has ids
 of its own. At the end of the turn the
-queue gets a few seconds to drain; what did not go out is counted in the step's
-``events_dropped``.
+queue gets a few seconds to drain; what NATS did not take goes back with the step's result to the
+workflow's outbox (``step_outbox``), which sends it under the same ids once NATS is back, so a
+NATS outage delays step events but loses none. A turn the workflow cancels (a halt or pause)
+still reports what its steps spent (``usage``).
 
 ``stop_requested`` is how a pause or halt reaches the agent before its next step rather than at
 the next iteration: for the turn the observer subscribes to ``user.signal.pause`` and
