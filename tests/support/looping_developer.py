@@ -52,8 +52,9 @@ def without_step_rules() -> dict[str, Any]:
 
 @dataclass
 class Calls:
-    """The developer's model calls as the fake server answered them."""
+    """The developer's model calls as the fake server answered them, each with ``reply``."""
 
+    reply: FakeReply
     delay_s: float
     messages: list[int] = field(default_factory=list)
     """Messages sent with each call, in arrival order."""
@@ -68,18 +69,24 @@ class Calls:
             self.messages.append(sent)
             self.input_tokens += prompt
             self.output_tokens += OUTPUT_TOKENS
-        return replace(STUCK, usage=(prompt, OUTPUT_TOKENS), delay_s=self.delay_s)
+        return replace(self.reply, usage=(prompt, OUTPUT_TOKENS), delay_s=self.delay_s)
 
     def per_turn(self) -> list[int]:
         """Model calls of each developer turn, in order."""
-        turns: list[int] = []
-        previous = None
-        for sent in self.messages:
-            if previous is None or sent <= previous:
-                turns.append(0)
-            turns[-1] += 1
-            previous = sent
-        return turns
+        return calls_per_turn(self.messages)
+
+
+def calls_per_turn(sent: list[int]) -> list[int]:
+    """Model calls of each turn, from the messages each call sent (in arrival order): a call
+    whose conversation did not grow from the one before starts a new turn."""
+    turns: list[int] = []
+    previous = None
+    for count in sent:
+        if previous is None or count <= previous:
+            turns.append(0)
+        turns[-1] += 1
+        previous = count
+    return turns
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,7 @@ def run_looping_developer(
 ) -> LoopRun:
     """Submit a task to ``stack`` whose developer loops, wait until it waits for a human (the
     rules halted it, or its turn ran out of steps) and say what it spent."""
-    calls = Calls(delay_s)
+    calls = Calls(STUCK, delay_s)
     with FakeLLMServer.for_roles(developer=[calls.answer] * 4 * max_steps) as llm:
         role = {
             "provider": "openai",
