@@ -165,6 +165,15 @@ def test_replay_without_any_readable_file_exits_2(
     assert "No such file" in result.output
 
 
+def test_replay_without_any_readable_file_prints_no_empty_table(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    result = replay(git_repo, str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "not a regular file" in result.stderr
+
+
 def test_a_log_with_a_byte_order_mark_and_no_usage_is_read_and_counted(
     git_repo: Path, tmp_path: Path
 ) -> None:

@@ -117,7 +117,8 @@ def replay(
         runs = [r.to_json() for r in reports]
         print_json(cli.console, {"runs": runs, "errors": [e.message for e in errors]})
     else:
-        print_table(cli.console, None, REPLAY_COLUMNS, [replay_row(r) for r in reports])
+        if reports:
+            print_table(cli.console, None, REPLAY_COLUMNS, [replay_row(r) for r in reports])
         for exc in errors:
             cli.err.print(f"error: {exc.message}", markup=False, highlight=False)
     if errors:
