@@ -17,12 +17,18 @@ from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.task.messages import Escalation, TaskStatus
 
 
-def _escalated(task_id: str) -> TaskStatus:
+def _escalated(
+    task_id: str, reason: str = "budget_exhausted", message: str = "no retry left (3 allowed)"
+) -> TaskStatus:
     status = TaskStatus(task_id, "A task", "escalated", 4, 4, 3)
-    status.pending_escalation = Escalation(
-        f"{task_id}-1", task_id, "budget_exhausted", "no retry left (3 allowed)", 4, 4
-    )
+    status.pending_escalation = Escalation(f"{task_id}-1", task_id, reason, message, 4, 4)
     return status
+
+
+def _final_text(status: TaskStatus) -> str:
+    console = Console(record=True, width=200)
+    render_final(console, status)
+    return console.export_text()
 
 
 def test_the_final_lines_of_an_escalated_task_name_extend_budget() -> None:
@@ -30,6 +36,28 @@ def test_the_final_lines_of_an_escalated_task_name_extend_budget() -> None:
     render_final(console, _escalated("t-7"))
     text = console.export_text()
     assert "semspec escalations resolve t-7 --action extend-budget --extra-retries N" in text
+
+
+def test_an_unknown_price_says_that_approve_runs_the_model_without_a_price() -> None:
+    status = _escalated("t-8", "unknown_price", "model m has no price")
+    status.budget_usd = 1.0
+
+    text = _final_text(status)
+
+    assert (
+        "run the model without a price for the rest of the task: "
+        "semspec escalations resolve t-8 --action approve"
+    ) in text
+    assert "approve|abort" not in text
+
+
+def test_dollars_are_offered_only_to_a_task_with_a_dollar_budget() -> None:
+    retries = _escalated("t-9")
+    dollars = _escalated("t-9", message="dollar budget spent: $0.06 of $0.05")
+    dollars.budget_usd = 0.05
+
+    assert "--extra-usd" not in _final_text(retries)
+    assert "add dollars to the budget: " in _final_text(dollars)
 
 
 def test_escalations_show_suggests_extend_budget() -> None:

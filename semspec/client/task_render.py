@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from rich.console import Console
 
 from semspec.core.reasons import FallbackReason
+from semspec.vocabulary.suggestions import escalation_answers
 from semspec.workflow.gates.types import GateResult
 from semspec.workflow.task.dollars import usd
 from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
@@ -134,24 +135,16 @@ def render_status(console: Console, status: TaskStatus) -> None:
     esc = status.pending_escalation
     if esc is not None:
         out(f"  ESCALATED ({esc.reason}): {esc.message}", markup=False)
-        _resolve_commands(console, status)
+        _resolve_commands(console, status, esc.reason)
 
 
-def _resolve_commands(console: Console, status: TaskStatus) -> None:
-    task_id = status.task_id
-    console.print(
-        f'    semspec escalations resolve {task_id} --action retry --guidance "..."', markup=False
+def _resolve_commands(console: Console, status: TaskStatus, reason: str) -> None:
+    """The answers to the task's escalation, worded for its ``reason`` as in `escalations show`."""
+    answers = escalation_answers(
+        status.task_id, reason, dollar_budget=status.budget_usd is not None
     )
-    console.print(f"    semspec escalations resolve {task_id} --action approve|abort", markup=False)
-    console.print(
-        f"    semspec escalations resolve {task_id} --action extend-budget --extra-retries N",
-        markup=False,
-    )
-    if status.budget_usd is not None:
-        console.print(
-            f"    semspec escalations resolve {task_id} --action extend-budget --extra-usd N",
-            markup=False,
-        )
+    for answer in answers:
+        console.print(f"    {answer.description}: {answer.command}", markup=False)
 
 
 def render_final(console: Console, status: TaskStatus) -> None:
@@ -165,7 +158,7 @@ def render_final(console: Console, status: TaskStatus) -> None:
     if esc is not None:
         out(f"task {status.task_id}: escalated ({esc.reason}): {esc.message}", markup=False)
         render_failed_gates(console, status.last_gates)
-        _resolve_commands(console, status)
+        _resolve_commands(console, status, esc.reason)
         return
     outcome = status.outcome or status.phase
     if status.commit_id:

@@ -44,12 +44,27 @@ def suggested_actions(task_id: str, reason: str, level: str = "escalate") -> lis
     reason calls for (scope creep: retry or accept; context pressure: more budget).
     """
     task = shlex.quote(task_id)
-    resolve = f"semspec escalations resolve {task} --action"
-    guidance = shlex.quote(_GUIDANCE.get(reason, "..."))
     waits = level in WAITING_LEVELS
     steps = [("see where the task stands", f"semspec task status {task}")]
     if waits:
         steps.append(("see what happened", f"semspec task logs {task}"))
+    looks = [SuggestedAction(description=d, command=c) for d, c in steps]
+    return looks + _answers(task, reason, waits=waits, dollars=True)
+
+
+def escalation_answers(
+    task_id: str, reason: str, *, dollar_budget: bool = True
+) -> list[SuggestedAction]:
+    """The ``semspec escalations resolve`` answers to ``task_id`` waiting for ``reason``, worded
+    for it (for ``unknown_price``, ``approve`` accepts the model); ``--extra-usd`` only for a task
+    with a ``dollar_budget``."""
+    return _answers(shlex.quote(task_id), reason, waits=True, dollars=dollar_budget)
+
+
+def _answers(task: str, reason: str, *, waits: bool, dollars: bool) -> list[SuggestedAction]:
+    resolve = f"semspec escalations resolve {task} --action"
+    guidance = shlex.quote(_GUIDANCE.get(reason, "..."))
+    steps: list[tuple[str, str]] = []
     if waits or reason == RiskReason.SCOPE_CREEP:
         steps.append(
             ("let the developer try again with guidance", f"{resolve} retry --guidance {guidance}")
@@ -59,7 +74,7 @@ def suggested_actions(task_id: str, reason: str, level: str = "escalate") -> lis
         steps.append(("abort the task", f"{resolve} abort"))
     if waits or reason in _BUDGET_REASONS:
         steps.append(("grant more retries", f"{resolve} extend-budget --extra-retries N"))
-    if reason == FallbackReason.BUDGET_EXHAUSTED:
+    if reason == FallbackReason.BUDGET_EXHAUSTED and dollars:
         # The same reason names a spent retry bound and a spent dollar budget.
         steps.append(("add dollars to the budget", f"{resolve} extend-budget --extra-usd N"))
     return [SuggestedAction(description=d, command=c) for d, c in steps]
