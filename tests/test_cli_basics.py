@@ -74,6 +74,23 @@ def test_init_writes_a_config_that_validates_with_the_detected_preset(git_repo: 
     assert semspec("--repo", str(git_repo), "config", "validate").exit_code == 0
 
 
+def test_the_commented_budget_and_step_rule_of_init_take_effect_once_uncommented(
+    git_repo: Path,
+) -> None:
+    assert semspec("init", str(git_repo)).exit_code == 0
+    path = git_repo / ".semspec" / "config.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("  # max_cost_usd:", "  max_cost_usd:").replace("  # steps:", "  steps:"),
+        encoding="utf-8",
+    )
+
+    config = load_config(git_repo, environ={})
+
+    assert config.loop.max_cost_usd == 5.0
+    assert config.risk.steps.repeated_failure.threshold == 3
+
+
 @pytest.mark.parametrize(
     ("marker", "preset"),
     [

@@ -34,12 +34,14 @@ gates:
 loop:
   max_retries: 3               # developer retries before escalating to a human
   max_iterations: 12
+  # max_cost_usd: 5.00         # US$ a task may spend on models, then it asks you (docs/costs.md)
 
 risk:                          # risk monitor thresholds; level = first response of the ladder
   retry_count: {{threshold: 3, level: escalate}}
   context_utilization: {{threshold: 0.70, level: pause}}
   scope_creep: {{level: warn}}
   conflicting_changes: {{threshold: 2, level: halt}}
+  # steps: {{repeated_failure: {{threshold: 3}}}}   # stuck agents (docs/risk-monitor.md)
 
 context:
   safety_margin: 0.20
