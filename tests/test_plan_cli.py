@@ -128,7 +128,9 @@ def test_an_escalating_plan_task_reaches_escalations_watch_and_plan_submit_exits
         done = stack.cli("plan", "submit", str(plan), "--wait", "--json")
         assert done.returncode == EXIT_ESCALATED, done.stderr
         waiting = json.loads(done.stdout)
-        assert [(t["task_id"], t["phase"]) for t in waiting["tasks"]] == [("bad-a", "escalated")]
+        assert [(t["task_id"], t["phase"], t["reason"]) for t in waiting["tasks"]] == [
+            ("bad-a", "escalated", "no_new_evidence")
+        ]
         out, err = watch.communicate(timeout=30)
     finally:
         if watch.poll() is None:

@@ -89,6 +89,8 @@ async def plan_status(client: Client, plan_id: str) -> PlanStatus:
                 row.phase = "unknown"
                 continue
             row.phase, row.cost_usd = running.phase, running.usage.cost_usd
+            if running.pending_escalation is not None:
+                row.reason = running.pending_escalation.reason
     return status
 
 

@@ -56,6 +56,8 @@ class PlanTaskStatus:
     state: str = WAITING
     """``waiting``, ``running``, or one of ``FINAL_STATES``."""
     reason: str | None = None
+    """Why the task ended other than approved; for a task waiting for a human, filled in by
+    clients, the reason it escalated."""
     commit_id: str | None = None
     branch: str | None = None
     iterations: int = 0
