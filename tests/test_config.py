@@ -271,3 +271,33 @@ def test_sparql_mode_without_endpoints_is_reported_on_the_graph_section(tmp_path
     assert str(caught.value) == (
         f"{file}:1: graph: sparql mode needs both query_url and update_url"
     )
+
+
+def test_a_risk_rule_given_in_part_keeps_the_rest_of_its_own_default(tmp_path: Path) -> None:
+    # As docs/risk-monitor.md shows: turn a step rule off, or change only a threshold.
+    write_config(
+        tmp_path,
+        {
+            "risk": {
+                "retry_count": {"threshold": 5},
+                "steps": {"repeated_action": {"enabled": False}, "no_tool_call": {"threshold": 5}},
+            }
+        },
+    )
+
+    risk = load_config(tmp_path).risk
+
+    assert (risk.retry_count.threshold, risk.retry_count.level) == (5, "escalate")
+    off = risk.steps.repeated_action
+    assert (off.enabled, off.threshold, off.level) == (False, 4, "pause")
+    assert (risk.steps.no_tool_call.threshold, risk.steps.no_tool_call.level) == (5, "pause")
+
+
+def test_a_bad_value_in_a_rule_given_in_part_is_still_named_at_its_line(tmp_path: Path) -> None:
+    write_config(tmp_path, {"risk": {"steps": {"repeated_action": {"threshold": 99}}}})
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+
+    assert caught.value.field == "risk.steps.repeated_action"
+    assert caught.value.line == 3  # the rule's own line

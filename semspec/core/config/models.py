@@ -176,7 +176,27 @@ def _step_rule(threshold: int, level: RiskLevel = "pause") -> RiskRule:
     return RiskRule(threshold=threshold, level=level)
 
 
-class StepRulesConfig(_Section):
+class _RulesSection(_Section):
+    """A section of risk rules, each with its own default threshold and level: a rule given in
+    part (``{enabled: false}``, ``{threshold: 5}``) keeps the rest of its default, not the
+    generic ``RiskRule`` one."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rules_over_their_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        merged = dict(data)
+        for name, field in cls.model_fields.items():
+            given, make_default = data.get(name), field.default_factory
+            if field.annotation in (RiskRule, "RiskRule") and isinstance(given, dict):
+                if make_default is not None:
+                    default = make_default()  # type: ignore[call-arg]
+                    merged[name] = {**default.model_dump(), **given}
+        return merged
+
+
+class StepRulesConfig(_RulesSection):
     """Rules over the steps inside an agent's turn (``agent.monitor.step``); each threshold is a
     count of steps. ADR 0006 says why they pause first."""
 
@@ -212,7 +232,7 @@ class StepRulesConfig(_Section):
         return rule
 
 
-class RiskConfig(_Section):
+class RiskConfig(_RulesSection):
     retry_count: RiskRule = Field(default_factory=lambda: _rule(3, "escalate"))
     """Retries above ``threshold``, plus any a human granted with ``extend_budget``, escalate."""
     context_utilization: RiskRule = Field(default_factory=lambda: _rule(0.70, "pause"))
