@@ -189,10 +189,10 @@ class _RulesSection(_Section):
         merged = dict(data)
         for name, field in cls.model_fields.items():
             given, make_default = data.get(name), field.default_factory
-            if field.annotation in (RiskRule, "RiskRule") and isinstance(given, dict):
-                if make_default is not None:
-                    default = make_default()  # type: ignore[call-arg]
-                    merged[name] = {**default.model_dump(), **given}
+            is_rule = field.annotation in (RiskRule, "RiskRule")
+            if is_rule and isinstance(given, dict) and make_default is not None:
+                default = make_default()  # type: ignore[call-arg]
+                merged[name] = {**default.model_dump(), **given}
         return merged
 
 
