@@ -11,7 +11,7 @@ import pytest
 
 from semspec.agents.steps import observation_hash
 from semspec.processors.risk_monitor.replay.chat_log import chat_run
-from semspec.vocabulary.step_text import normalized_output
+from semspec.vocabulary.step_text import NORMALIZED_EDGE, normalized_output, output_digest
 
 SAME = {
     "pytest": ("1 failed, 5 passed in 0.12s", "1 failed, 5 passed in 0.15s"),
@@ -83,3 +83,13 @@ def replayed_hashes(outputs: list[str]) -> list[str]:
         messages.append({"role": "tool", "tool_call_id": f"call-{number}", "content": output})
     run = chat_run("log", messages, lambda _model: None)
     return [e.data.observation_hash for e in run.events if e.kind == "step" and e.data.tool]
+
+
+def test_a_very_long_output_is_blanked_at_both_ends_and_differs_in_its_middle() -> None:
+    middle = "x" * (3 * NORMALIZED_EDGE)
+    first = f"started 10:00:01\n{middle}\n1 failed in 0.12s"
+    again = f"started 10:02:09\n{middle}\n1 failed in 0.15s"
+    changed = f"started 10:00:01\n{middle[:-1]}y\n1 failed in 0.12s"
+
+    assert output_digest(first) == output_digest(again)
+    assert output_digest(first) != output_digest(changed)
