@@ -368,6 +368,24 @@ async def test_a_claude_stream_json_run_is_one_step_per_message_and_tool_result(
     assert result.usage.steps == 3 and result.usage.model == "claude-sonnet-4-5"
 
 
+async def test_a_cli_step_that_only_sleeps_is_a_wait_as_in_replay(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    sleeping = {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": "sleep 5"}}
+    stream = [dict(event) for event in CLAUDE_STREAM]
+    stream[1] = {**stream[1], "message": {**stream[1]["message"], "content": [sleeping]}}
+    cli = fixture_cli(tmp_path / "claude", stream)
+    agent = CommandDeveloper(
+        f"{cli} -p --output-format stream-json --verbose",
+        timeout_s=30,
+        fencing=CommandFencing(sandbox="none"),
+    )
+    observer = Recorder()
+    await agent.develop(request_for(git_repo), observer)
+
+    assert [(s.tool, s.wait) for s in observer.steps if s.kind == "tool"] == [("Bash", True)]
+
+
 async def test_a_codex_json_run_is_one_step_per_command_and_file_change(
     git_repo: Path, tmp_path: Path
 ) -> None:

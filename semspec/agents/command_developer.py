@@ -44,6 +44,7 @@ from semspec.core.reasons import FallbackReason
 from semspec.core.sandbox import Fence, child_env, choose_sandbox
 from semspec.model.pricing import Price
 from semspec.model.providers.types import ToolCall
+from semspec.vocabulary.step_text import is_wait_call
 
 OUTPUT_TAIL_CHARS = 2_000
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -250,7 +251,13 @@ class _Stream:
                 else:
                     self.meter.model_step(step.reply, took)
             else:
-                self.meter.tool_step(step.call, step.output, error=step.error, duration_ms=took)
+                self.meter.tool_step(
+                    step.call,
+                    step.output,
+                    error=step.error,
+                    duration_ms=took,
+                    wait=is_wait_call(step.call.arguments),
+                )
 
 
 async def _exited(process: asyncio.subprocess.Process) -> int:

@@ -77,3 +77,14 @@ def output_digest(text: str) -> str:
     return text_digest(
         "\n".join((normalized_output(head), text_digest(middle), normalized_output(tail)))
     )
+
+
+_SLEEP = re.compile(r"^\s*sleep\s+\d+(\.\d+)?[smh]?\s*$")
+
+
+def is_wait_call(arguments: object) -> bool:
+    """Whether a shell tool call only sleeps (``{"command": "sleep 5"}``): a wait between the
+    checks of a poll, which the step rules skip. The live command agent and replay both ask
+    this, so a recorded poll is judged as the live one was."""
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    return isinstance(command, str) and bool(_SLEEP.match(command))

@@ -39,13 +39,12 @@ from semspec.model.tokens import MESSAGE_OVERHEAD, count_tokens
 from semspec.processors.risk_monitor.replay.runs import MAX_RUN_STEPS, RecordedRun, ReplayFileError
 from semspec.vocabulary.event_payloads import StepPayload
 from semspec.vocabulary.events import MonitorEvent, monitor_event, validation_summary
-from semspec.vocabulary.step_text import output_digest, text_digest
+from semspec.vocabulary.step_text import is_wait_call, output_digest, text_digest
 
 Pricer = Callable[[str], Price | None]
 """The registry's price of a model id, or None when it has none."""
 
 _SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)\n```", re.DOTALL)
-_SLEEP = re.compile(r"^\s*sleep\s+\d+(\.\d+)?[smh]?\s*$")
 _EXIT = re.compile(
     r"<returncode>\s*(-?\d+)\s*</returncode>|exit(?:ed with)? code:?\s*(-?\d+)|"
     r"\"returncode\":\s*(-?\d+)",
@@ -166,7 +165,7 @@ def _tool_calls(name: str, number: int, message: dict[str, Any], text: str) -> l
         if len(blocks) != 1:
             return []  # no action, or an ambiguous one the agent would refuse too
         command = blocks[0].strip()
-        return [_Call(None, "bash", command, bool(_SLEEP.match(command)))]
+        return [_Call(None, "bash", command, is_wait_call({"command": command}))]
     if not isinstance(raw, list):
         raise ReplayFileError(name, f"messages[{number - 1}].tool_calls: expected a list")
     calls = []
@@ -176,8 +175,7 @@ def _tool_calls(name: str, number: int, message: dict[str, Any], text: str) -> l
             where = f"messages[{number - 1}].tool_calls"
             raise ReplayFileError(name, f"{where}: expected {{id, function: {{name, arguments}}}}")
         action = _arguments(function.get("arguments"))
-        command = action.get("command") if isinstance(action, dict) else None
-        wait = isinstance(command, str) and bool(_SLEEP.match(command))
+        wait = is_wait_call(action)
         call_id = call.get("id") if isinstance(call.get("id"), str) else ""
         calls.append(_Call(call_id, function["name"], json.dumps(action, sort_keys=True), wait))
     return calls
