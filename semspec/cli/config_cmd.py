@@ -40,8 +40,10 @@ def validate(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
 ) -> None:
-    """Check the config and the model registry; list every problem with file, line, field and a
-    hint (did-you-mean for unknown keys, providers and models); exit 2 if any."""
+    """Check the config and the model registry; exit 2 if anything is wrong.
+
+    Every problem is listed with file, line, field and a hint (did-you-mean for unknown keys,
+    providers and models)."""
     from semspec.core.config import config_path
 
     cli = cli_context(ctx)

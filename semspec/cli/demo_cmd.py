@@ -31,10 +31,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON summary at the end."),
     ) -> None:
-        """Show the whole loop on a throwaway repository with scripted agents: SOPs synced and
-        cited by the reviewer, a scope-creep flag from the risk monitor, a checkpoint under
-        context pressure, a no_new_evidence escalation and a human's answer. Exits 1 when a
-        step did not show."""
+        """Show the whole loop on a throwaway repository with scripted agents.
+
+        SOPs synced and cited by the reviewer, a scope-creep flag from the risk monitor, a
+        checkpoint under context pressure, a no_new_evidence escalation and a human's answer.
+        Exits 1 when a step did not show."""
         from semspec.demo.run import DemoOptions, run_demo
 
         if timeout <= 0:

@@ -55,7 +55,9 @@ def list_models(
     role: str | None = typer.Option(None, "--role", help="Only models that can take this role."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the registry (configs/models.yaml merged with .semspec/models.yaml)."""
+    """List the registry (configs/models.yaml merged with .semspec/models.yaml).
+
+    Each model's roles, context sizes, and prices with their date and source."""
     from semspec.model.registry import load_registry
 
     cli = cli_context(ctx)

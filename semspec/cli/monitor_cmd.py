@@ -106,9 +106,10 @@ def replay(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Backtest the risk rules on recorded runs: where each rule would have fired, at which
-    level, and the tokens and dollars that stopping at the first pause or halt would have saved
-    (no NATS or Temporal needed)."""
+    """Backtest the risk rules on recorded runs (no NATS or Temporal needed).
+
+    Per run: where each rule would have fired, at which level, and the tokens and dollars that
+    stopping at the first pause or halt would have saved."""
     from semspec.processors.risk_monitor.replay.command import registry_pricer, replay_files
 
     cli = cli_context(ctx)

@@ -94,7 +94,9 @@ def status_cmd(
     plan_id: str = typer.Argument(..., help="Plan id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Every task of the plan: state, phase, dependencies, and reason or commit."""
+    """Every task of the plan: state, phase, dependencies, dollars, and reason or commit.
+
+    The plan's dollars are shown against its budget (``max_cost_usd``)."""
     from semspec.client.plan_client import plan_status
 
     cli = cli_context(ctx)

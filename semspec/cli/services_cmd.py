@@ -277,8 +277,10 @@ def register(app: typer.Typer) -> None:
     def status(
         ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     ) -> None:
-        """Show each service: up/down, address, version; exit 1 (saying why) if any is not up,
-        JetStream does not answer or a stream has no leader."""
+        """Show each service: up/down, address, version; JetStream's streams and leaders.
+
+        Exits 1 (saying why) if any service is not up, JetStream does not answer or a stream
+        has no leader."""
         from semspec.services.supervisor import Supervisor
 
         cli = cli_context(ctx)

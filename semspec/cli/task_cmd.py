@@ -164,7 +164,10 @@ def status_cmd(
     task_id: str = typer.Argument(..., help="Task id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Phase, iteration, retries, last gates and verdict, pending escalation, fingerprints."""
+    """Phase, iteration, retries, dollars, last gates and verdict, escalation, fingerprints.
+
+    Dollars are shown per iteration and against the task's budget; a pending escalation comes
+    with the commands that answer it."""
     from semspec.client.task_render import render_status
 
     _show_status(ctx, task_id, as_json, render_status)
