@@ -206,7 +206,7 @@ def test_config_validate_json_reports_validity_and_problems(tmp_path: Path) -> N
                 "message": "unknown key",
                 "expected": "one of the documented keys (`semspec config reference`)",
                 "hint": "keys of loop: max_retries, max_iterations, developer_timeout_s, "
-                "reviewer_timeout_s, activity_attempts",
+                "reviewer_timeout_s, activity_attempts, max_cost_usd",
             }
         ],
     }
