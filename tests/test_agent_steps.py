@@ -138,16 +138,19 @@ async def test_a_refused_tool_call_is_an_error_step(git_repo: Path) -> None:
     assert [s.error for s in observer.steps] == [False, True, False, False]
 
 
-async def test_a_prompt_over_the_window_is_a_context_window_error_step_then_raised(
+async def test_a_prompt_over_the_window_is_a_context_window_error_step_that_ends_the_turn(
     git_repo: Path,
 ) -> None:
     too_long = "This model's maximum context length is 32768 tokens. Please reduce the length."
     observer = Recorder()
-    with FakeLLMServer([http_error(400, too_long)]) as server, pytest.raises(ProviderError):
-        await developer(server).develop(request_for(git_repo), observer)
+    with FakeLLMServer([http_error(400, too_long)]) as server:
+        result = await developer(server).develop(request_for(git_repo), observer)
 
     (step,) = observer.steps
     assert (step.kind, step.error, step.error_kind) == ("model", True, "context_window")
+    # Said as what it is (the loop asks a human with it), not as a transport failure to retry.
+    assert (result.outcome, result.reason) == ("budget_exhausted", "budget_exhausted")
+    assert "context window: the provider refused the prompt" in result.summary
 
 
 async def test_a_rate_limit_is_an_error_step_of_its_own_kind(git_repo: Path) -> None:

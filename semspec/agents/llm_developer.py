@@ -26,7 +26,7 @@ from semspec.agents.stabilization.session import SessionRegistry, new_connection
 from semspec.agents.steps import StepObserver, StopReason
 from semspec.agents.tools.specs import WAIT_TOOLS
 from semspec.agents.tools.toolbox import DeveloperToolbox
-from semspec.agents.turn_meter import TurnMeter, elapsed_ms
+from semspec.agents.turn_meter import TurnMeter, elapsed_ms, is_context_window_error
 from semspec.agents.workspace import Workspace
 from semspec.core.errors import ProviderError
 from semspec.core.reasons import FallbackReason
@@ -139,6 +139,13 @@ class LLMDeveloper:
                 )
             except ProviderError as exc:
                 run.meter.model_error(exc, elapsed_ms(started))
+                if is_context_window_error(exc):
+                    # Not a transport failure: retrying the same prompt fails the same way. The
+                    # turn ends as its own context check would have ended it.
+                    return self._exhausted(
+                        run,
+                        f"context window: the provider refused the prompt ({exc.message[:200]})",
+                    )
                 raise
             run.meter.model_step(reply, elapsed_ms(started))
             run.steps += 1
