@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from semspec.agents.protocol import ReviewRequest
+from semspec.agents.protocol import ReviewRequest, TurnUsage
 from semspec.agents.review_schema import VerdictFormatError, parse_verdict
 from semspec.agents.scripted import ScriptedReviewer, load_script
 from semspec.core.errors import ScriptError
@@ -67,4 +68,6 @@ async def test_a_scripted_and_a_parsed_answer_become_the_same_verdict(tmp_path: 
     parsed = parse_verdict(json.dumps(answer)).to_verdict(
         reviewer="scripted-reviewer", tokens_used=0
     )
-    assert scripted == parsed
+    # The same verdict; only the scripted reviewer's own step (priced at nothing) is counted.
+    assert replace(scripted, usage=TurnUsage()) == parsed
+    assert (scripted.usage.steps, scripted.usage.cost_usd) == (1, 0.0)
