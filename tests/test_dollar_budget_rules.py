@@ -181,3 +181,12 @@ def test_an_agent_that_stopped_for_money_is_taken_at_its_word() -> None:
     assert price.reason == FallbackReason.UNKNOWN_PRICE
     assert "model local-llm has no price" in price.message
     assert budget.stopped("cost_budget", spent).reason == FallbackReason.BUDGET_EXHAUSTED
+
+
+def test_dollars_add_up_without_float_noise() -> None:
+    totals, costs = UsageTotals(), [0.0]
+    for _ in range(3):
+        totals.add(TurnUsage(steps=1, cost_usd=0.012, model="m"))
+        add_iteration_cost(costs, 1, 0.012)
+
+    assert (totals.cost_usd, totals.by_model["m"].cost_usd, costs) == (0.036, 0.036, [0.036])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.task.bounds import Escalate
-from semspec.workflow.task.usage import UsageTotals
+from semspec.workflow.task.usage import UsageTotals, dollars_sum
 
 DOLLAR_STOPS = frozenset({"cost_budget", "unknown_price"})
 """Why an agent stops a turn for money (``StopReason``): the loop then asks ``check``."""
@@ -105,7 +105,7 @@ def add_iteration_cost(costs: list[float], iteration: int, cost_usd: float) -> N
     if iteration < 1:
         return
     costs.extend([0.0] * (iteration - len(costs)))
-    costs[iteration - 1] += cost_usd
+    costs[iteration - 1] = dollars_sum(costs[iteration - 1], cost_usd)
 
 
 def plan_share(

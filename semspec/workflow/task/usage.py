@@ -49,14 +49,14 @@ class UsageTotals:
         self.input_tokens += turn.input_tokens
         self.output_tokens += turn.output_tokens
         self.cached_tokens += turn.cached_tokens
-        self.cost_usd += turn.cost_usd
+        self.cost_usd = dollars_sum(self.cost_usd, turn.cost_usd)
         name = turn.model or "unknown"
         model = self.by_model.setdefault(name, ModelUsage())
         model.steps += turn.steps
         model.input_tokens += turn.input_tokens
         model.output_tokens += turn.output_tokens
         model.cached_tokens += turn.cached_tokens
-        model.cost_usd += turn.cost_usd
+        model.cost_usd = dollars_sum(model.cost_usd, turn.cost_usd)
         if turn.unpriced:
             model.unpriced = True
             if name not in self.unpriced_models:
@@ -114,6 +114,12 @@ class UsageTotals:
                 )
             )
         return totals
+
+
+def dollars_sum(spent: float, more: float) -> float:
+    """``spent + more`` kept to a billionth of a dollar, so sums read as ``0.036`` in status and
+    JSON rather than ``0.036000000000000004``."""
+    return round(spent + more, 9)
 
 
 def _int(value: Any) -> int:
