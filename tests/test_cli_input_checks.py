@@ -155,3 +155,11 @@ def test_a_path_argument_the_os_refuses_is_one_error_line(git_repo: Path, args: 
     assert "Traceback" not in done.stderr
     error = done.stderr.splitlines()[0]
     assert error.startswith("error: ") and error.endswith(f"{TOO_LONG}: File name too long")
+
+
+def test_monitor_events_names_the_kinds_when_one_is_unknown(git_repo: Path) -> None:
+    done = semspec("--repo", str(git_repo), "monitor", "events", "--kind", "stepz")
+
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    assert "--kind 'stepz' is not one of iteration, gate" in flat(done.stderr)
+    assert "Traceback" not in done.stderr

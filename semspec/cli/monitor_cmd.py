@@ -98,6 +98,45 @@ def watch(
     watch_signals(endpoints.nats_url, options, cli.console, as_json, count=count)
 
 
+@app.command("events")
+def events(
+    ctx: typer.Context,
+    task: str | None = typer.Argument(None, help="Only this task's events."),
+    kind: str | None = typer.Option(
+        None, "--kind", help="Only events of this kind (step, iteration, gate, review, ...)."
+    ),
+    limit: int = typer.Option(100_000, "--limit", min=1, help="Print at most this many."),
+) -> None:
+    """Print stored loop events as JSON lines, oldest first (save steps to replay them).
+
+    Example: `semspec monitor events T --kind step > t.steps.jsonl`, then
+    `semspec monitor replay t.steps.jsonl`.
+    """
+    import asyncio
+    import sys
+
+    from semspec.cli.monitor_events import check_kind, print_stored_events
+
+    cli = cli_context(ctx)
+    try:
+        wanted = check_kind(kind)
+    except ValueError as exc:
+        raise InputError(str(exc), hint="see docs/events.md for the kinds") from None
+
+    def emit(line: str) -> None:
+        sys.stdout.write(line + "\n")
+
+    read = asyncio.run(
+        print_stored_events(cli.config, cli.repo, emit, task=task, kind=wanted, limit=limit)
+    )
+    sys.stdout.flush()
+    if read.printed == 0:
+        which = f" of task {task}" if task else ""
+        typer.echo(f"no stored events{which}", err=True)
+    if read.skipped:
+        typer.echo(f"{read.skipped} stored messages were not valid events: skipped", err=True)
+
+
 @app.command("replay")
 def replay(
     ctx: typer.Context,

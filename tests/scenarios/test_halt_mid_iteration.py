@@ -125,3 +125,17 @@ def test_a_developer_repeating_a_failing_call_is_halted_mid_iteration_and_the_mo
     # each fake reply), all but the call under way at each stop.
     answered = status["usage"]["input_tokens"] // 10
     assert len(arrivals) - 2 <= answered <= len(arrivals), (answered, len(arrivals))
+
+    # The run's steps, saved from the stack and backtested, fire the rule the live monitor fired,
+    # first at pause and then at halt.
+    saved = stack.cli("monitor", "events", task_id, "--kind", "step", repo=repo)
+    assert saved.returncode == 0, saved.stderr
+    lines = saved.stdout.splitlines()
+    assert lines and all(json.loads(line)["kind"] == "step" for line in lines)
+    record = repo.parent / "stuck.steps.jsonl"
+    record.write_text(saved.stdout, encoding="utf-8")
+    replayed = stack.cli_json("monitor", "replay", str(record), repo=repo)
+    (run,) = replayed["runs"]
+    fired = [(f["rule"], f["level"]) for f in run["firings"]]
+    assert fired == [("repeated_failure", "pause"), ("repeated_failure", "halt")], fired
+    assert run["stopped_at"] is not None
