@@ -182,18 +182,11 @@ def replay_row(report: RunReport) -> tuple[object, ...]:
 async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:
     from nats.js.errors import BucketNotFoundError
 
-    from semspec.core.nats_connect import connect_nats
     from semspec.processors.risk_monitor.store import StateStore
     from semspec.processors.risk_monitor.streams import STATE_BUCKET
-    from semspec.services.connect import nats_options, resolve_endpoints
+    from semspec.services.connect import resolve_endpoints, stack_nats
 
-    endpoints = resolve_endpoints(config, repo)
-    nc = await connect_nats(
-        endpoints.nats_url,
-        nats_options(config, repo),
-        "semspec-cli",
-        external=endpoints.nats_external,
-    )
+    nc = await stack_nats(config, repo)
     try:
         try:
             kv = await nc.jetstream().key_value(STATE_BUCKET)
@@ -201,7 +194,7 @@ async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> l
             raise ServiceError(
                 f"bucket {STATE_BUCKET} does not exist yet",
                 service="nats",
-                address=endpoints.nats_url,
+                address=resolve_endpoints(config, repo).nats_url,
                 hint="the monitor has not run; start it with `semspec up` or `semspec monitor`",
             ) from exc
         store = StateStore(kv)

@@ -17,8 +17,7 @@ from pydantic import ValidationError
 
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
-from semspec.core.nats_connect import connect_nats
-from semspec.services.connect import nats_options, resolve_endpoints
+from semspec.services.connect import resolve_endpoints, stack_nats
 from semspec.vocabulary.events import event_from_json
 from semspec.vocabulary.subjects import EVENT_KINDS, MONITOR_STREAM, MONITOR_SUBJECTS
 
@@ -46,13 +45,7 @@ async def print_stored_events(
 ) -> EventsRead:
     """Hand each stored event of ``task`` (all tasks when None) and ``kind`` to ``emit`` as one
     JSON line, oldest first, at most ``limit`` of them."""
-    endpoints = resolve_endpoints(config, repo)
-    nc = await connect_nats(
-        endpoints.nats_url,
-        nats_options(config, repo),
-        "semspec-cli",
-        external=endpoints.nats_external,
-    )
+    nc = await stack_nats(config, repo)
     read = EventsRead()
     try:
         js = nc.jetstream()
@@ -62,7 +55,7 @@ async def print_stored_events(
             raise ServiceError(
                 f"stream {MONITOR_STREAM} does not exist yet",
                 service="nats",
-                address=endpoints.nats_url,
+                address=resolve_endpoints(config, repo).nats_url,
                 hint="no task has run on this stack; start one with `semspec task submit`",
             ) from exc
         last = info.state.last_seq

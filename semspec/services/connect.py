@@ -13,6 +13,7 @@ from semspec.core.run_folder import ServiceRecord, load_records, run_dir_of
 from semspec.services.nats_auth import AUTH_FILE, read_auth
 
 if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
     from temporalio.client import Client
     from temporalio.service import TLSConfig
 
@@ -117,6 +118,17 @@ def _auth_options(path: Path, key: str | None) -> dict[str, Any]:
         f"cannot read {path}",
         field=f"services.nats.{key}",
         hint="point it at the nats.auth.json of the stack's run folder (readable by you)",
+    )
+
+
+async def stack_nats(config: SemspecConfig, repo: Path, name: str = "semspec-cli") -> NatsClient:
+    """A NATS connection to the stack of ``repo`` with its credentials, for a command: one
+    bounded connect, then one clear error (``semspec.core.nats_connect``)."""
+    from semspec.core.nats_connect import connect_nats
+
+    endpoints = resolve_endpoints(config, repo)
+    return await connect_nats(
+        endpoints.nats_url, nats_options(config, repo), name, external=endpoints.nats_external
     )
 
 
