@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from semspec.core.config.models import RiskConfig, RiskRule, StepRulesConfig
+from semspec.core.config.models import RiskConfig, StepRule, StepRulesConfig
 from semspec.processors.risk_monitor.rules import Step, apply_event
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
@@ -232,7 +232,7 @@ def test_an_event_id_longer_than_the_limit_is_named_by_its_digest() -> None:
 
 
 def test_the_largest_window_fits_the_signal_and_state_limits() -> None:
-    rule = RiskRule(threshold=64, level="pause")
+    rule = StepRule(threshold=64, level="pause")
     turns = Turns(RiskConfig(steps=StepRulesConfig(repeated_action=rule)))
     step = Step()
     huge = {"action_hash": "a" * 100_000, "observation_hash": "o" * 100_000}
@@ -261,6 +261,6 @@ def test_a_step_threshold_must_be_a_whole_count_within_the_window(
 
 
 def test_a_disabled_step_rule_never_fires() -> None:
-    off = RiskRule(enabled=False, threshold=4, level="pause")
+    off = StepRule(enabled=False, threshold=4, level="pause")
     turns = Turns(RiskConfig(steps=StepRulesConfig(repeated_action=off)))
     assert calls_until_fired(turns, [("ls", "a.py")] * 10) == []

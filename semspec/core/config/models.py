@@ -172,8 +172,17 @@ MAX_STEP_WINDOW = 64
 """Largest threshold of a step rule: the monitor keeps at most this many steps per task."""
 
 
-def _step_rule(threshold: int, level: RiskLevel = "pause") -> RiskRule:
-    return RiskRule(threshold=threshold, level=level)
+class StepRule(RiskRule):
+    """A step rule: its threshold counts steps (ADR 0006)."""
+
+    threshold: int = 1
+    """Steps in a row that make the pattern (a whole number)."""
+    level: RiskLevel = "pause"
+    """Level the rule signals at first; repeats climb the ladder from here."""
+
+
+def _step_rule(threshold: int) -> StepRule:
+    return StepRule(threshold=threshold)
 
 
 class _RulesSection(_Section):
@@ -189,10 +198,10 @@ class _RulesSection(_Section):
         merged = dict(data)
         for name, field in cls.model_fields.items():
             given, make_default = data.get(name), field.default_factory
-            is_rule = field.annotation in (RiskRule, "RiskRule")
-            if is_rule and isinstance(given, dict) and make_default is not None:
+            if isinstance(given, dict) and make_default is not None:
                 default = make_default()  # type: ignore[call-arg]
-                merged[name] = {**default.model_dump(), **given}
+                if isinstance(default, RiskRule):
+                    merged[name] = {**default.model_dump(), **given}
         return merged
 
 
@@ -200,15 +209,15 @@ class StepRulesConfig(_RulesSection):
     """Rules over the steps inside an agent's turn (``agent.monitor.step``); each threshold is a
     count of steps. ADR 0006 says why they pause first."""
 
-    repeated_action: RiskRule = Field(default_factory=lambda: _step_rule(4))
+    repeated_action: StepRule = Field(default_factory=lambda: _step_rule(4))
     """The same tool call returning the same output ``threshold`` times in a row."""
-    repeated_failure: RiskRule = Field(default_factory=lambda: _step_rule(3))
+    repeated_failure: StepRule = Field(default_factory=lambda: _step_rule(3))
     """The same tool call failing with the same output ``threshold`` times in a row."""
-    no_tool_call: RiskRule = Field(default_factory=lambda: _step_rule(3))
+    no_tool_call: StepRule = Field(default_factory=lambda: _step_rule(3))
     """``threshold`` model calls of the developer in a row that asked for no tool."""
-    alternating_actions: RiskRule = Field(default_factory=lambda: _step_rule(6))
+    alternating_actions: StepRule = Field(default_factory=lambda: _step_rule(6))
     """Two tool calls taking turns, each returning its same output, over ``threshold`` steps."""
-    context_window_errors: RiskRule = Field(default_factory=lambda: _step_rule(2))
+    context_window_errors: StepRule = Field(default_factory=lambda: _step_rule(2))
     """``threshold`` model calls refused because the prompt exceeded the context window."""
     wait_tools: list[str] = []
     """Tools that wait on purpose (polling is expected to repeat): the repetition rules skip
@@ -222,7 +231,7 @@ class StepRulesConfig(_RulesSection):
         "context_window_errors",
     )
     @classmethod
-    def _threshold_is_a_count(cls, rule: RiskRule, info: ValidationInfo) -> RiskRule:
+    def _threshold_is_a_count(cls, rule: StepRule, info: ValidationInfo) -> StepRule:
         least = 4 if info.field_name == "alternating_actions" else 1
         count = rule.threshold
         if count != int(count) or not least <= count <= MAX_STEP_WINDOW:
