@@ -190,3 +190,24 @@ def test_dollars_add_up_without_float_noise() -> None:
         add_iteration_cost(costs, 1, 0.012)
 
     assert (totals.cost_usd, totals.by_model["m"].cost_usd, costs) == (0.036, 0.036, [0.036])
+
+
+def test_a_model_priced_after_a_stop_for_its_price_is_no_longer_listed_unpriced() -> None:
+    totals = UsageTotals()
+    totals.add(TurnUsage(model="m", unpriced=True))  # stopped before its first call
+    assert totals.unpriced_models == ["m"]
+
+    totals.add(TurnUsage(steps=2, input_tokens=10, cost_usd=0.01, model="m"))
+
+    assert totals.unpriced_models == [] and not totals.by_model["m"].unpriced
+    restored = UsageTotals.from_memo(totals.to_memo())
+    assert restored.unpriced_models == []
+
+
+def test_a_model_that_spent_unpriced_stays_listed_after_it_gets_a_price() -> None:
+    totals = UsageTotals()
+    totals.add(TurnUsage(steps=3, input_tokens=30, model="m", unpriced=True))
+    totals.add(TurnUsage(steps=2, input_tokens=10, cost_usd=0.01, model="m"))
+
+    assert totals.unpriced_models == ["m"]
+    assert UsageTotals.from_memo(totals.to_memo()).unpriced_models == ["m"]

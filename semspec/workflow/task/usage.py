@@ -28,6 +28,8 @@ class ModelUsage:
     cached_tokens: int = 0
     cost_usd: float = 0.0
     unpriced: bool = False
+    unpriced_steps: int = 0
+    """Steps taken while the model had no price: their dollars are unknown for good."""
 
 
 @dataclass
@@ -59,8 +61,14 @@ class UsageTotals:
         model.cost_usd = dollars_sum(model.cost_usd, turn.cost_usd)
         if turn.unpriced:
             model.unpriced = True
+            model.unpriced_steps += turn.steps
             if name not in self.unpriced_models:
                 self.unpriced_models.append(name)
+        elif turn.steps and model.unpriced and not model.unpriced_steps:
+            # Only turns stopped before their first call were unpriced (the loop asked a human
+            # about the model); it has a price now and nothing it did went uncounted.
+            model.unpriced = False
+            self.unpriced_models.remove(name)
 
     def merge(self, other: UsageTotals) -> None:
         """Add another task's totals (a plan sums its subtasks)."""
