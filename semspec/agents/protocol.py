@@ -56,6 +56,9 @@ class TurnUsage:
     """The model that answered."""
     unpriced: bool = False
     """Some step's cost could not be computed (the model has no price in the registry)."""
+    peak_tokens: int = 0
+    """The largest single model call (prompt + completion): how full the model's window got.
+    Each call resends the conversation, so the sum of the calls overstates it; 0 = not known."""
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ class TurnMeter:
     cached_tokens: int = 0
     cost_usd: float = 0.0
     unpriced: bool = False
+    peak_tokens: int = 0
 
     @classmethod
     def for_turn(
@@ -131,6 +132,7 @@ class TurnMeter:
         self.input_tokens += usage.prompt_tokens
         self.output_tokens += usage.completion_tokens
         self.cached_tokens += usage.cached_tokens
+        self.peak_tokens = max(self.peak_tokens, usage.total)
         if cost is None:
             self.unpriced = True
         else:
@@ -208,6 +210,7 @@ class TurnMeter:
             cost_usd=self.cost_usd,
             model=self.model,
             unpriced=self.unpriced,
+            peak_tokens=self.peak_tokens,
         )
 
     def stopped_development(self, stop: StopReason, tokens_used: int) -> DeveloperResult:

@@ -223,6 +223,7 @@ def _with_step(usage: TurnUsage, record: StepRecord) -> TurnUsage:
         cost_usd=usage.cost_usd + (record.cost_usd or 0.0),
         model=record.model or usage.model,
         unpriced=usage.unpriced or record.cost_usd is None,
+        peak_tokens=max(usage.peak_tokens, record.input_tokens + record.output_tokens),
     )
 
 

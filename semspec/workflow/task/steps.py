@@ -184,7 +184,9 @@ class Steps:
             status.events_dropped += dev.events_dropped
             self._queued(dev.events)
             state.last_files = list(dev.files_touched)
-            self._spend(dev.tokens_used)
+            # How full the window got: the largest call when the agent reports it (each call
+            # resends the conversation, so the sum of its calls would overstate it).
+            self._spend(dev.usage.peak_tokens or dev.tokens_used)
             self._account(dev.usage, dev.stopped, self._inp.spec.developer.model)
             self._stop_if_interrupted("developer", dev.stopped)
             if dev.stopped not in DOLLAR_STOPS:
