@@ -26,6 +26,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"semspec.workflow"}),
     frozenset({"semspec.services"}),
     frozenset({"semspec.client"}),
+    frozenset({"semspec.console"}),
     frozenset({"semspec.demo"}),
     frozenset({"semspec.cli"}),
     frozenset({"semspec.__main__"}),
