@@ -1,0 +1,74 @@
+"""The console's ASGI application: every page module's routes, the live feed's ``/events``,
+the static files, all behind ``auth.ConsoleAccess``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from semspec.console import (
+    board_page,
+    inbox_page,
+    knowledge_page,
+    monitor_page,
+    task_page,
+)
+from semspec.console.auth import ConsoleAccess
+from semspec.console.live import Listener
+from semspec.console.state import ConsoleState
+from semspec.core.logging import get_logger
+
+PING_S = 15
+"""Seconds between the keep-alive comments of an idle event stream."""
+
+logger = get_logger("console")
+
+
+def create_app(state: ConsoleState) -> Starlette:
+    """The console for ``state``'s stack; the live feed subscribes while the app runs."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            await state.feed.start(await state.nats())
+        except Exception as exc:  # the pages still serve what Temporal and the graph know
+            logger.warning("console_live_feed_unavailable", error=str(exc))
+        try:
+            yield
+        finally:
+            await state.feed.stop()
+            await state.close()
+
+    routes: list[BaseRoute] = [
+        *board_page.routes(),
+        *task_page.routes(),
+        *inbox_page.routes(),
+        *monitor_page.routes(),
+        *knowledge_page.routes(),
+        Route("/events", events, name="events"),
+        Mount("/static", StaticFiles(packages=[("semspec.console", "static")]), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(ConsoleAccess, secret=state.secret)],
+        lifespan=lifespan,
+    )
+    app.state.console = state
+    return app
+
+
+async def events(request: Request) -> EventSourceResponse:
+    """The live feed as server-sent events, one stream per open page."""
+    state: ConsoleState = request.app.state.console
+    return EventSourceResponse(
+        state.feed.stream(Listener()),
+        ping=PING_S,
+        headers={"Cache-Control": "no-store"},
+    )

@@ -1,0 +1,111 @@
+"""The board's rows: each task's latest workflow run and its status, as ``semspec task list``
+and ``semspec task status`` read them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from temporalio.client import WorkflowQueryFailedError
+
+from semspec.client.task_client import state_name, task_status
+from semspec.core.errors import SemspecError
+from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from semspec.workflow.task.messages import TaskStatus
+
+BOARD_COLUMNS = ("running", "escalated", "halted", "approved", "failed")
+"""The board's sections, in the order shown."""
+LIMIT = 500
+"""Tasks the board shows, newest first."""
+QUERIES_AT_ONCE = 8
+STATUS_TIMEOUT_S = 5.0
+"""How long one task's status may take before its row shows what Temporal alone knows."""
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One task on the board."""
+
+    task_id: str
+    column: str
+    """One of ``BOARD_COLUMNS``."""
+    state: str
+    """The workflow's state, as ``semspec task list`` shows it."""
+    phase: str
+    title: str
+    plan_id: str
+    iteration: int
+    retries: str
+    pressure: str
+    utilization: float | None
+    cost_usd: float
+    started: str
+
+
+async def board_rows(client: Client, limit: int = LIMIT) -> list[BoardRow]:
+    """Every task's row, newest first; statuses are asked for a few at a time."""
+    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
+    found: dict[str, tuple[str, str]] = {}
+    async for wf in client.list_workflows(query, limit=limit):
+        if wf.id not in found:
+            started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
+            found[wf.id] = (state_name(wf.status), started)
+    gate = asyncio.Semaphore(QUERIES_AT_ONCE)
+
+    async def row(workflow_id: str, wf_state: str, started: str) -> BoardRow:
+        task_id = task_id_of(workflow_id)
+        async with gate:
+            status = await _status(client, task_id)
+        return board_row(task_id, wf_state, started, status)
+
+    return list(await asyncio.gather(*(row(wid, *seen) for wid, seen in found.items())))
+
+
+async def _status(client: Client, task_id: str) -> TaskStatus | None:
+    try:
+        asking = task_status(client, task_id, STATUS_TIMEOUT_S)
+        return await asyncio.wait_for(asking, STATUS_TIMEOUT_S)
+    except (SemspecError, TimeoutError, WorkflowQueryFailedError):
+        return None
+
+
+def board_row(task_id: str, wf_state: str, started: str, status: TaskStatus | None) -> BoardRow:
+    """A task's row from its workflow state and (when it answered) its status."""
+    if status is None:
+        column = "running" if wf_state == "running" else "failed"
+        return BoardRow(task_id, column, wf_state, "unknown", "", "", 0, "", "", None, 0.0, started)
+    context = status.context
+    return BoardRow(
+        task_id=task_id,
+        column=column_of(wf_state, status),
+        state=wf_state,
+        phase=status.outcome if wf_state != "running" and status.outcome else status.phase,
+        title=status.title,
+        plan_id=status.plan_id or "",
+        iteration=status.iteration,
+        retries=f"{status.retries}/{status.max_retries}",
+        pressure=context.pressure if context else "",
+        utilization=context.utilization if context else None,
+        cost_usd=status.usage.cost_usd,
+        started=started,
+    )
+
+
+def column_of(wf_state: str, status: TaskStatus) -> str:
+    """The board section of a task."""
+    if wf_state == "running":
+        if status.halted:
+            return "halted"
+        if status.phase == "escalated" or status.pending_escalation is not None:
+            return "escalated"
+        return "running"
+    if wf_state == "completed" and status.outcome == "approved":
+        return "approved"
+    if status.halted or status.outcome == "halted":
+        return "halted"
+    return "failed"
