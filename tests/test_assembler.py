@@ -99,6 +99,23 @@ def test_sections_appear_in_order_sops_decisions_summaries_conventions(store: Gr
     assert context.used_tokens <= context.budget_tokens
 
 
+def test_each_included_item_records_the_tokens_it_took_and_they_add_up_to_its_section(
+    store: GraphStore,
+) -> None:
+    record_decision(store, "t1", "p1", "Use typed errors", "Decided in review.", ["src/app.py"])
+    record_convention(store, "demo", "json-flag", "*.py", "Commands take --json.", "r1")
+    context = assemble_review_context(
+        store,
+        request(["src/app.py"], 10_000, plan_id="p1", file_summaries={"src/app.py": "def main()"}),
+        words,
+    )
+    for section in context.sections:
+        assert list(section.item_tokens) == section.items
+        assert all(tokens > 0 for tokens in section.item_tokens.values())
+        assert sum(section.item_tokens.values()) == section.tokens, section.name
+    assert sum(s.tokens for s in context.sections) == context.used_tokens
+
+
 NINE_WORDS = "one two three four five six seven eight nine"
 
 

@@ -79,7 +79,7 @@ def assemble_review_context(
     )
 
     ledger.used += selection.take_the_rest(ledger.left, count)
-    sop_section, sop_blocks = _sop_section(selection)
+    sop_section, sop_blocks = _sop_section(selection, count)
 
     summaries = request.file_summaries
     if summaries is None:
@@ -116,7 +116,7 @@ def assemble_review_context(
     )
 
 
-def _sop_section(selection: SopSelection) -> tuple[Section, list[str]]:
+def _sop_section(selection: SopSelection, count: TokenCounter) -> tuple[Section, list[str]]:
     section = Section("sops", tokens=selection.tokens, cuts=list(selection.cuts))
     blocks: list[str] = []
     for sop in selection.sops:
@@ -126,6 +126,11 @@ def _sop_section(selection: SopSelection) -> tuple[Section, list[str]]:
             continue
         blocks.append(block)
         section.items.append(sop.sop_id)
+        # What the selection charged the budget: the head and each section taken, one token
+        # of separator each.
+        head = sop.parent if selection.forms[sop.sop_id] == "parent" else sop.core
+        parts = [head, *sop.chunks[: sop.taken]]
+        section.item_tokens[sop.sop_id] = sum(count(part) + 1 for part in parts)
         if selection.forms[sop.sop_id] == "core" or sop.taken < len(sop.chunks):
             section.trimmed.append(sop.sop_id)
     if section.trimmed or section.dropped:
@@ -172,6 +177,7 @@ def _take(
     ledger.used += cost
     section.tokens += cost
     section.items.append(label)
+    section.item_tokens[label] = cost
     blocks.append(block)
 
 

@@ -31,7 +31,8 @@ class Section:
 
     ``share`` is this section's fraction of the context budget; ``items`` are the labels
     included, ``trimmed`` those included in part, ``dropped`` those left out, ``reason`` why,
-    and ``cuts`` one line per cut naming what was left out of which item and why.
+    ``cuts`` one line per cut naming what was left out of which item and why, and
+    ``item_tokens`` the tokens each included item took of the budget.
     """
 
     name: str
@@ -42,6 +43,7 @@ class Section:
     dropped: list[str] = field(default_factory=list)
     reason: str = ""
     cuts: list[str] = field(default_factory=list)
+    item_tokens: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

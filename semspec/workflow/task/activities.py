@@ -81,6 +81,7 @@ from semspec.workflow.task.messages import (
     PublishedBatch,
     PublishInput,
     PublishResult,
+    ReviewContextUse,
     ReviewInput,
     ReviewStep,
     RoleSpec,
@@ -89,7 +90,7 @@ from semspec.workflow.task.messages import (
     WorkspaceInput,
 )
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.review_context import review_context
+from semspec.workflow.task.review_context import review_context_used
 from semspec.workflow.task.scope import out_of_scope
 from semspec.workflow.task.step_events import TurnObserver, step_outbox
 
@@ -196,13 +197,16 @@ def _gate_fencing(inp: GatesInput) -> GateFencing:
     return GateFencing(choose_sandbox(gates.sandbox), tuple(gates.env), hidden)
 
 
-async def _reviewer_turn(inp: ReviewInput, observer: StepObserver) -> ReviewVerdict:
-    """The reviewer's verdict on the worktree's diff; config, git and graph read in threads."""
+async def _reviewer_turn(
+    inp: ReviewInput, observer: StepObserver
+) -> tuple[ReviewVerdict, ReviewContextUse | None]:
+    """The reviewer's verdict on the worktree's diff, and what its assembled context held;
+    config, git and graph read in threads."""
     spec, ws = inp.spec, inp.workspace
     repo = Path(spec.repo_path)
     role = await asyncio.to_thread(_role, repo, "reviewer", spec.reviewer)
     diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
-    context = await asyncio.to_thread(review_context, repo, spec, diff.patch)
+    context, used = await asyncio.to_thread(review_context_used, repo, spec, diff.patch)
     if inp.evidence:
         context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
     request = ReviewRequest(
@@ -221,7 +225,7 @@ async def _reviewer_turn(inp: ReviewInput, observer: StepObserver) -> ReviewVerd
     )
     agent = await asyncio.to_thread(reviewer_agent, role, repo, bool(inp.evidence))
     try:
-        return await agent.review(request, observer)
+        return await agent.review(request, observer), used
     finally:
         await agent.aclose()
 
@@ -480,7 +484,7 @@ class TaskActivities:
         observer = self._observer(inp.events, "reviewer", inp.cost_budget_usd)
         try:
             async with observer:
-                verdict = await _with_heartbeat(_reviewer_turn(inp, observer))
+                verdict, used = await _with_heartbeat(_reviewer_turn(inp, observer))
             await _awaiting_cancellation(verdict.stopped)
         except asyncio.CancelledError:
             if not _cancelled_by_workflow():
@@ -526,6 +530,7 @@ class TaskActivities:
             events=[*steps, *events.queued],
             usage=verdict.usage,
             stopped=verdict.stopped,
+            context=used,
         )
 
     @activity.defn(name="task.enrich")

@@ -403,6 +403,31 @@ class ReviewInput:
 
 
 @dataclass(frozen=True)
+class ContextItem:
+    """One SOP, decision, file summary or convention the reviewer's context held."""
+
+    section: str
+    """``sops``, ``decisions``, ``file_summaries`` or ``conventions``."""
+    label: str
+    """The SOP id, ``task: title`` of a decision, the file, or ``project/name``."""
+    tokens: int
+    """Tokens it took of the context budget."""
+    trimmed: bool = False
+    """Only part of it fitted."""
+
+
+@dataclass(frozen=True)
+class ReviewContextUse:
+    """What the reviewer's assembled context held, so a reader can see what it was shown."""
+
+    budget_tokens: int
+    used_tokens: int
+    items: list[ContextItem] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    """``section: label`` of each item the budget left out."""
+
+
+@dataclass(frozen=True)
 class ReviewStep:
     """The reviewer's verdict as the workflow records it."""
 
@@ -421,6 +446,8 @@ class ReviewStep:
     """Steps, tokens and dollars of the review."""
     stopped: str | None = None
     """As ``DeveloperStep.stopped``."""
+    context: ReviewContextUse | None = None
+    """What its assembled context held; None without a graph or in runs from before."""
 
 
 @dataclass(frozen=True)

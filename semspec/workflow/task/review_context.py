@@ -16,7 +16,7 @@ from semspec.workflow.context.assembler import assemble_review_context
 from semspec.workflow.context.assembler_model import AssembledContext, AssemblyRequest
 from semspec.workflow.context.windows import role_window_in
 from semspec.workflow.task.context_activities import graph_of, repo_config
-from semspec.workflow.task.messages import TaskSpec
+from semspec.workflow.task.messages import ContextItem, ReviewContextUse, TaskSpec
 
 
 def reviewer_window(repo: Path, config: SemspecConfig, model: str | None = None) -> int:
@@ -57,12 +57,19 @@ def assemble_for_review(
 
 def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None) -> str:
     """Assembled reviewer context from the repository's graph; empty when there is none."""
+    return review_context_used(repo, spec, diff, window_tokens)[0]
+
+
+def review_context_used(
+    repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None
+) -> tuple[str, ReviewContextUse | None]:
+    """The reviewer's context text and what it held (None and "" without a graph)."""
     config = repo_config(repo)
     window = window_tokens or reviewer_window(repo, config, spec.reviewer.model)
     with graph_of(repo, config, create=False) as store:
         if store is None:
-            return ""
-        return assemble_for_review(
+            return "", None
+        assembled = assemble_for_review(
             store,
             config,
             list(spec.task_files),
@@ -70,4 +77,16 @@ def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | N
             task_id=spec.task_id,
             plan_id=spec.plan_id,
             diff=diff,
-        ).text
+        )
+    return assembled.text, context_use(assembled)
+
+
+def context_use(assembled: AssembledContext) -> ReviewContextUse:
+    """Each item of ``assembled`` with its tokens, and what the budget left out."""
+    items = [
+        ContextItem(section.name, label, tokens, label in section.trimmed)
+        for section in assembled.sections
+        for label, tokens in section.item_tokens.items()
+    ]
+    dropped = [f"{s.name}: {label}" for s in assembled.sections for label in s.dropped]
+    return ReviewContextUse(assembled.budget_tokens, assembled.used_tokens, items, dropped)

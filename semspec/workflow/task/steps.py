@@ -232,7 +232,8 @@ class Steps:
             self._log(
                 "gate",
                 f"{r.name}: {verdict} in {r.duration_ms:.0f} ms",
-                {"name": r.name, "passed": r.passed, "required": r.required},
+                # The log's path lets a reader (the console) fetch this iteration's full output.
+                {"name": r.name, "passed": r.passed, "required": r.required, "log": r.log_path},
             )
         return gates
 
@@ -312,7 +313,11 @@ class Steps:
         self._log(
             "review",
             f"{shown} by {review.reviewer}: {review.summary}".strip(),
-            {"findings": [f.message for f in review.findings]},
+            {
+                "findings": [f.message for f in review.findings],
+                # What the reviewer was shown (items and their tokens), for the console.
+                "context": asdict(review.context) if review.context else None,
+            },
         )
         return review
 
