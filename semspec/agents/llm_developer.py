@@ -104,7 +104,9 @@ class LLMDeveloper:
             ChatMessage(role="system", content=SYSTEM_PROMPT),
             ChatMessage(role="user", content=render_task(request)),
         ]
-        meter = TurnMeter.for_turn("developer", observer, self.model, self.price, request)
+        meter = TurnMeter.for_turn(
+            "developer", observer, self.model, self.price, request, provider=self.provider.name
+        )
         return DeveloperRun(messages, compactor, toolbox, meter)
 
     async def develop(

@@ -119,7 +119,9 @@ class LLMReviewer:
             cycle_id=f"{request.task_id}:{request.iteration}:review",
             fingerprint=evidence_fingerprint(request, []),
             evidence=[],
-            meter=TurnMeter.for_turn("reviewer", observer, self.model, self.price, request),
+            meter=TurnMeter.for_turn(
+                "reviewer", observer, self.model, self.price, request, provider=self.provider.name
+            ),
         )
         try:
             verdict = await self._cycle(cycle)

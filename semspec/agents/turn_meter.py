@@ -3,7 +3,8 @@
 The LLM developer and reviewer take their steps through a ``TurnMeter``: it asks, before each
 step, whether the turn must stop (the observer's halt or pause, then the turn's dollar budget),
 numbers each finished step, prices its tokens with the registry's price and hands the record to
-the observer. What it adds up is the turn's ``TurnUsage``.
+the observer. What it adds up is the turn's ``TurnUsage``. With telemetry on, each step is also a
+span (``chat``, ``execute_tool``) of the task's trace, a child of the activity's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from semspec.agents.protocol import (
     DeveloperRequest,
@@ -28,8 +30,10 @@ from semspec.agents.steps import (
     action_hash,
     observation_hash,
 )
+from semspec.core import telemetry
 from semspec.core.errors import ProviderError
 from semspec.core.reasons import FallbackReason
+from semspec.core.telemetry.spans import chat_span, tool_span
 from semspec.model.pricing import Price
 from semspec.model.providers.types import AssistantReply, ToolCall
 from semspec.vocabulary.event_payloads import AgentRole
@@ -78,6 +82,10 @@ class TurnMeter:
     cost_usd: float = 0.0
     unpriced: bool = False
     peak_tokens: int = 0
+    conversation: str = ""
+    """The task id: the ``gen_ai.conversation.id`` of the turn's spans."""
+    provider: str | None = None
+    """The provider's name (``openai``, ``anthropic``) for the spans; None = not said."""
 
     @classmethod
     def for_turn(
@@ -87,6 +95,8 @@ class TurnMeter:
         model: str | None,
         price: Price | None,
         request: DeveloperRequest | ReviewRequest,
+        *,
+        provider: str | None = None,
     ) -> TurnMeter:
         """A meter for the turn ``request`` asks for, with its dollar budget (``observer``
         None: steps are only counted)."""
@@ -97,6 +107,8 @@ class TurnMeter:
             price,
             request.cost_budget_usd,
             request.accept_unpriced,
+            conversation=request.task_id,
+            provider=provider,
         )
 
     def stop(self) -> StopReason | None:
@@ -137,10 +149,19 @@ class TurnMeter:
             self.unpriced = True
         else:
             self.cost_usd += cost
+        step = self._next()
+        self._chat_span(
+            step,
+            duration_ms,
+            input_tokens=usage.prompt_tokens,
+            output_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+            cost_usd=cost,
+        )
         self.observer.step(
             StepRecord(
                 self.role,
-                self._next(),
+                step,
                 "model",
                 action_hash=calls_hash(reply.tool_calls),
                 observation_hash=observation_hash(reply.text),
@@ -162,10 +183,12 @@ class TurnMeter:
         """Report a failed model call by its message (an agent CLI's, or a provider's)."""
         if kind is None and _OVER_WINDOW.search(message):
             kind = "context_window"
+        step = self._next()
+        self._chat_span(step, duration_ms, error_type=kind or "model_error")
         self.observer.step(
             StepRecord(
                 self.role,
-                self._next(),
+                step,
                 "model",
                 action_hash="",
                 observation_hash=observation_hash(message),
@@ -186,10 +209,21 @@ class TurnMeter:
         wait: bool = False,
     ) -> None:
         """Report a tool call and what it returned."""
+        step = self._next()
+        tool_span(
+            telemetry.current(),
+            conversation=self.conversation,
+            role=self.role,
+            step=step,
+            tool=call.name,
+            call_id=call.id,
+            duration_ms=duration_ms,
+            error=error,
+        )
         self.observer.step(
             StepRecord(
                 self.role,
-                self._next(),
+                step,
                 "tool",
                 tool=call.name,
                 action_hash=action_hash(call.name, call.arguments),
@@ -237,6 +271,18 @@ class TurnMeter:
             reason=_stop_reason(stop).value,
             usage=self.usage(),
             stopped=stop,
+        )
+
+    def _chat_span(self, step: int, duration_ms: float, **outcome: Any) -> None:
+        chat_span(
+            telemetry.current(),
+            conversation=self.conversation,
+            role=self.role,
+            step=step,
+            model=self.model,
+            provider=self.provider,
+            duration_ms=duration_ms,
+            **outcome,
         )
 
     def _next(self) -> int:

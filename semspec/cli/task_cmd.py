@@ -66,6 +66,7 @@ def submit_cmd(
     """
     from semspec.client.task_client import submit
     from semspec.client.task_spec import TaskDraft, build_task_input, draft_from_yaml
+    from semspec.core import telemetry
     from semspec.core.owner_key import load_owner_key
 
     cli = cli_context(ctx)
@@ -107,7 +108,12 @@ def submit_cmd(
             return 0
         return await follow(cli.console if not as_json else None, client, task, as_json, cli)
 
-    raise typer.Exit(run_with_client(cli, body))
+    # The submission starts the task's trace (docs/telemetry.md); its spans are sent on exit.
+    traces = telemetry.setup(cli.config, "cli")
+    try:
+        raise typer.Exit(run_with_client(cli, body))
+    finally:
+        traces.shutdown()
 
 
 async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> int:  # type: ignore[no-untyped-def]

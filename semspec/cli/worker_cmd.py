@@ -32,6 +32,7 @@ def register(app: typer.Typer) -> None:
         import os
         import signal
 
+        from semspec.core import telemetry
         from semspec.core.logging import get_logger
         from semspec.core.nats_connect import connect_nats
         from semspec.core.owner_key import load_owner_key
@@ -48,6 +49,8 @@ def register(app: typer.Typer) -> None:
         run_dir = run_dir_of(config, repo)
         # Loaded before connecting: a key others can read stops the worker with the fix.
         owner_key = load_owner_key(config, repo).public_key
+        # Before the worker is built: its interceptors and the agents' spans read it.
+        traces = telemetry.setup(config, "worker")
         announced: list[Presence] = []
 
         async def main() -> None:
@@ -91,3 +94,4 @@ def register(app: typer.Typer) -> None:
         finally:
             for presence in announced:
                 withdraw(run_dir, presence)
+            traces.shutdown()

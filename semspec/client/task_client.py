@@ -21,8 +21,10 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_states import TEMPORAL_SPELLING, check_state
+from semspec.core import telemetry
 from semspec.core.errors import InputError, NotFoundError, SemspecError
 from semspec.core.owner_key import OwnerKey
+from semspec.core.telemetry.spans import CONVERSATION, TASK_ID
 from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
     TASK_WORKFLOW,
@@ -68,7 +70,8 @@ async def submit(
     is an input error.
 
     A task runs once: a second run under the same id would work on the same branch and hide
-    the first run's history behind the new one.
+    the first run's history behind the new one. With telemetry on, the submission is the root
+    span of the task's trace.
     """
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -77,16 +80,18 @@ async def submit(
 
     task_id = inp.spec.task_id
     workflow_id = task_workflow_id(task_id)
+    traces = telemetry.current()
     try:
-        # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
-        return await client.start_workflow(
-            TASK_WORKFLOW,
-            signed_start(owner, TASK_START, workflow_id, inp),
-            id=workflow_id,
-            task_queue=task_queue,
-            result_type=TaskResult,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-        )
+        with traces.span("task submit", {TASK_ID: task_id, CONVERSATION: task_id}, "client"):
+            # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
+            return await traces.traced_client(client).start_workflow(
+                TASK_WORKFLOW,
+                signed_start(owner, TASK_START, workflow_id, inp),
+                id=workflow_id,
+                task_queue=task_queue,
+                result_type=TaskResult,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            )
     except WorkflowAlreadyStartedError:
         pass
     state = await describe_state(client, task_id)

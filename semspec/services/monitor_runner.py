@@ -1,4 +1,7 @@
-"""Run the risk monitor as a service: connect, serve until SIGTERM/SIGINT, stop cleanly."""
+"""Run the risk monitor as a service: connect, serve until SIGTERM/SIGINT, stop cleanly.
+
+With telemetry on, the monitor exports its metrics (docs/telemetry.md).
+"""
 
 from __future__ import annotations
 
@@ -10,12 +13,14 @@ from typing import Any
 import nats.errors
 import nats.js.errors
 
+from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.core.nats_connect import connect_nats
 from semspec.core.owner_key import load_owner_key
 from semspec.core.run_folder import run_dir_of
+from semspec.processors.risk_monitor.metrics import MonitorMeter
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.processors.workflow_liveness import TemporalLiveness
@@ -36,6 +41,7 @@ def log() -> Any:
 async def serve(config: SemspecConfig, repo: Path) -> None:
     """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
     endpoints = resolve_endpoints(config, repo)
+    metrics = telemetry.setup(config, "monitor")
     nc = await connect_nats(
         endpoints.nats_url,
         nats_options(config, repo),
@@ -58,6 +64,7 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         liveness=liveness,
         identity=identity,
         replicas=config.services.nats.replicas,
+        meter=MonitorMeter(metrics.monitor_metrics()),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -79,6 +86,7 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         if presence is not None:
             withdraw(run_dir, presence)
         await nc.drain()
+        await asyncio.to_thread(metrics.shutdown)  # a last export of the metrics
 
 
 async def _start(monitor: RiskMonitor, stop: asyncio.Event) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from semspec.core import telemetry
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
@@ -49,7 +50,8 @@ def build_worker(
 
     ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
     ``owner_key`` is the public key of the stack's owner: the worker runs only tasks that
-    name it (ADR 0004).
+    name it (ADR 0004). With telemetry on, workflows and activities are traced (their spans
+    join the trace of whoever started the task, docs/telemetry.md).
     """
     activities = TaskActivities(publisher)
     return Worker(
@@ -69,6 +71,7 @@ def build_worker(
         # A cancellation (a halt from the risk monitor) reaches an activity only in the answer
         # to a heartbeat: send them often enough that a halted step stops within seconds.
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        interceptors=telemetry.current().worker_interceptors(client),
     )
 
 

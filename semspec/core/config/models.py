@@ -603,6 +603,44 @@ class SecurityConfig(_Section):
     Temporal cluster at one key file so each may answer the others' tasks (docs/security.md)."""
 
 
+OtlpProtocol = Literal["http/protobuf", "grpc"]
+OTLP_PORTS: dict[str, int] = {"http/protobuf": 4318, "grpc": 4317}
+"""The OTLP receiver's usual port per protocol (a collector listens on both)."""
+
+
+class TelemetryConfig(_Section):
+    enabled: bool = False
+    """Export OpenTelemetry traces (one per task) and the monitor's metrics over OTLP; needs
+    ``pip install 'semspec[otel]'`` (docs/telemetry.md)."""
+    endpoint: str | None = None
+    """OTLP receiver, ``http://host:port``; unset = a collector on this machine
+    (``http://127.0.0.1:4318``, or port 4317 for ``grpc``)."""
+    protocol: OtlpProtocol = "http/protobuf"
+    """OTLP transport: ``http/protobuf`` or ``grpc``."""
+    service_name: str = Field(default="semspec", min_length=1)
+    """``service.name`` of every process's spans and metrics (each also names its part in
+    ``semspec.component``: worker, cli, monitor)."""
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    """Headers sent with every export (e.g. a vendor's API key); never logged or shown."""
+    metrics_interval_s: float = Field(default=10.0, gt=0)
+    """Seconds between two exports of the monitor's metrics."""
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_url(cls, endpoint: str | None) -> str | None:
+        if endpoint is None:
+            return None
+        parsed = urlsplit(endpoint)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"{endpoint!r}: expected http://host:port or https://host:port")
+        return endpoint
+
+    @property
+    def receiver(self) -> str:
+        """The endpoint exports go to: the one set, else the local collector's."""
+        return self.endpoint or f"http://127.0.0.1:{OTLP_PORTS[self.protocol]}"
+
+
 class SemspecConfig(_Section):
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     """The project this repository is."""
@@ -626,3 +664,5 @@ class SemspecConfig(_Section):
     """What a task may change besides its own files without being flagged as scope creep."""
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     """Who may steer the stack's tasks (the owner's signing key)."""
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    """OpenTelemetry traces and metrics (off unless enabled and installed)."""

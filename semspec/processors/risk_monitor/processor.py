@@ -45,8 +45,10 @@ from pydantic import ValidationError
 
 from semspec.core.config.models import RiskConfig
 from semspec.core.logging import get_logger
+from semspec.core.telemetry.types import MonitorMetrics
 from semspec.processors.risk_monitor.deadletter import dead_letter, parse_event
 from semspec.processors.risk_monitor.lease import Lease, new_holder
+from semspec.processors.risk_monitor.metrics import MonitorMeter
 from semspec.processors.risk_monitor.puller import PullFeed
 from semspec.processors.risk_monitor.rules import (
     MAX_FILE_HOLDERS,
@@ -137,6 +139,7 @@ class RiskMonitor:
         bucket: str = STATE_BUCKET,
         identity: str = "",
         replicas: int = 1,
+        meter: MonitorMeter | None = None,
     ) -> None:
         self._nc = nc
         self._js = nc.jetstream()
@@ -155,6 +158,8 @@ class RiskMonitor:
         self._liveness = liveness
         self._next_reconcile = 0.0
         self.stats = MonitorStats()
+        self._meter = meter or MonitorMeter(MonitorMetrics())
+        """The metrics (docs/telemetry.md); they count nothing unless telemetry is on."""
 
     async def start(self) -> None:
         """Create what is missing; take the lease if it is free, then finish what a crashed run
@@ -437,6 +442,7 @@ class RiskMonitor:
                 self.stats.duplicates += 1
                 continue
             self.stats.events += 1
+            self._meter.event(event)
             step.states[event.task_id].received_at = _stored_at(msg)
             index = step.index
             self._cache.update(step.states)
@@ -457,6 +463,8 @@ class RiskMonitor:
         for msg in used:
             await msg.ack()
         self.stats.acked += len(used)
+        if msgs:
+            self._meter.lag(_pending(msgs[-1]))
 
     def _too_many_files(
         self, event: MonitorEvent, state: TaskState | None, index: FileIndex
@@ -518,6 +526,7 @@ class RiskMonitor:
             log().info("signal already published", signal_id=signal_id)
         else:
             self.stats.signals += 1
+            self._meter.signal(signal)
         if pending.action and self._sink is not None:
             await self._sink.deliver(signal.task_id, pending.action, signal)
 
@@ -558,6 +567,14 @@ def _stored_at(msg: Msg) -> float:
         return msg.metadata.timestamp.timestamp()
     except Exception:
         return time.time()
+
+
+def _pending(msg: Msg) -> int:
+    """Events of the stream not yet delivered to the consumer after ``msg`` (0 if unknown)."""
+    try:
+        return int(msg.metadata.num_pending)
+    except Exception:
+        return 0
 
 
 async def _hand_back(msgs: Iterable[Msg]) -> None:

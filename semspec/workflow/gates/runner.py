@@ -6,7 +6,8 @@ whole group is ended, so no grandchild outlives its gate. Under bubblewrap the g
 bubblewrap, whose PID namespace takes the gate's processes with it.
 
 A gate gets an allowlisted environment (``semspec.core.sandbox.child_env`` plus ``gates.env``),
-runs fenced when a sandbox is in use, and its output is masked before it is kept.
+runs fenced when a sandbox is in use, and its output is masked before it is kept. With telemetry
+on, each gate is a span (``gate <name>``) with its exit status, a child of the activity's.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from semspec.core import telemetry
 from semspec.core.errors import GateError
 from semspec.core.masking import mask_text
 from semspec.core.sandbox import SHELL, UNFENCED, Fence, Sandbox, child_env
+from semspec.core.telemetry.spans import gate_span
 from semspec.workflow.gates.capture import OutputCapture
 from semspec.workflow.gates.process_group import end_group
 from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
@@ -86,13 +89,22 @@ async def run_gate(
     started = time.monotonic()
     with OutputCapture(log_dir / log_file_name(spec.name), max_output_bytes) as capture:
         exit_code, timed_out = await _execute(spec, argv, env, cwd, capture, heartbeat)
+    duration_ms = (time.monotonic() - started) * 1000
+    gate_span(
+        telemetry.current(),
+        gate=spec.name,
+        required=spec.required,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        duration_ms=duration_ms,
+    )
     return GateResult(
         name=spec.name,
         command=mask_text(spec.command),
         required=spec.required,
         passed=exit_code == 0 and not timed_out,
         exit_code=exit_code,
-        duration_ms=(time.monotonic() - started) * 1000,
+        duration_ms=duration_ms,
         timed_out=timed_out,
         output=capture.text(),
         output_truncated=capture.truncated,

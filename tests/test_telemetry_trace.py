@@ -1,0 +1,147 @@
+"""One connected trace per task: from the submission through the workflow, its activities, every
+model and tool call of the LLM agents, and its gates; replaying the workflow adds no span.
+
+Real Temporal dev server, an in-process worker, the fake OpenAI-compatible server playing both
+agents; spans are read from the OpenTelemetry SDK's in-memory exporter.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from temporalio.client import Client
+from temporalio.worker import Replayer
+
+from semspec.core import telemetry
+from semspec.core.telemetry.otel import OtelTelemetry
+from semspec.vocabulary.workflow_names import task_workflow_id
+from semspec.workflow.plan.workflows import PlanWorkflow
+from semspec.workflow.task.messages import TaskResult
+from semspec.workflow.task.workflows import TaskWorkflow
+from semspec.workflow.worker import build_worker
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_task import approve_reply, developer_replies, sample_repo
+from tests.support.owner import OWNER_KEY
+from tests.test_llm_task_e2e_retries import run_task
+
+TOOLS = ["list_dir", "search", "read", "write_file", "submit"]
+
+
+@pytest.fixture
+def spans() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+async def traced_worker(
+    temporal_client: Client, task_queue: str, spans: InMemorySpanExporter
+) -> AsyncIterator[OtelTelemetry]:
+    """In-memory telemetry installed for the test, and an in-process worker built under it."""
+    with telemetry.installed(OtelTelemetry.in_memory(spans)) as installed:
+        assert isinstance(installed, OtelTelemetry)
+        async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+            yield installed
+
+
+async def llm_task(client: Client, queue: str, tmp_path: Path, task_id: str) -> TaskResult:
+    """The sample task, developed and reviewed by LLM agents on the fake server."""
+    with FakeLLMServer.for_roles(developer=developer_replies(), reviewer=[approve_reply()]) as llm:
+        repo = sample_repo(tmp_path / "repo", llm.base_url)
+        return await run_task(client, queue, repo, task_id)
+
+
+def named(spans: Sequence[ReadableSpan], prefix: str) -> list[ReadableSpan]:
+    return [s for s in spans if s.name.startswith(prefix)]
+
+
+def parent_of(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> ReadableSpan:
+    assert span.parent is not None, f"{span.name} has no parent"
+    (parent,) = [s for s in spans if s.context.span_id == span.parent.span_id]
+    return parent
+
+
+async def test_a_task_is_one_connected_trace_from_submit_to_its_model_tool_and_gate_calls(
+    temporal_client: Client,
+    task_queue: str,
+    traced_worker: OtelTelemetry,
+    spans: InMemorySpanExporter,
+    tmp_path: Path,
+) -> None:
+    task_id = f"traced-{uuid.uuid4().hex[:8]}"
+    result = await llm_task(temporal_client, task_queue, tmp_path, task_id)
+    found = spans.get_finished_spans()
+
+    assert result.outcome == "approved"
+    # One trace, one root (the submission), every other span's parent in it.
+    assert {s.context.trace_id for s in found} == {found[0].context.trace_id}
+    (root,) = [s for s in found if s.parent is None]
+    assert root.name == "task submit"
+    assert root.attributes is not None
+    assert root.attributes["gen_ai.conversation.id"] == task_id
+    ids = {s.context.span_id for s in found}
+    assert all(s.parent.span_id in ids for s in found if s.parent is not None)
+    names = {s.name for s in found}
+    assert {"StartWorkflow:TaskWorkflow", "RunWorkflow:TaskWorkflow"} <= names
+    for activity in ("task.develop", "task.run_gates", "task.review", "task.commit"):
+        assert f"RunActivity:{activity}" in names
+
+    # The developer's five model calls and five tool calls, the reviewer's one model call.
+    chats = named(found, "chat ")
+    assert len(chats) == 6
+    develop = named(found, "RunActivity:task.develop")[0]
+    review = named(found, "RunActivity:task.review")[0]
+    for chat in chats:
+        attrs = chat.attributes
+        assert attrs is not None
+        assert chat.name == "chat fake-model"
+        assert attrs["gen_ai.operation.name"] == "chat"
+        assert attrs["gen_ai.provider.name"] == "openai"
+        assert attrs["gen_ai.request.model"] == "fake-model"
+        assert attrs["gen_ai.conversation.id"] == task_id
+        assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (10, 5)
+        role = attrs["gen_ai.agent.name"]
+        assert parent_of(chat, found) is (develop if role == "developer" else review)
+    tools = sorted(named(found, "execute_tool "), key=lambda s: s.start_time or 0)
+    assert [s.attributes and s.attributes["gen_ai.tool.name"] for s in tools] == TOOLS
+    assert all(parent_of(s, found) is develop for s in tools)
+    assert all(
+        s.attributes and s.attributes["gen_ai.operation.name"] == "execute_tool" for s in tools
+    )
+
+    # The gate, with its exit status, under the gates activity.
+    (gate,) = named(found, "gate ")
+    assert gate.name == "gate check"
+    assert gate.attributes is not None
+    assert gate.attributes["process.exit.code"] == 0
+    assert gate.attributes["semspec.gate.passed"] is True
+    assert gate.status.status_code == StatusCode.UNSET
+    assert parent_of(gate, found).name == "RunActivity:task.run_gates"
+
+
+async def test_replaying_a_traced_task_adds_no_span(
+    temporal_client: Client,
+    task_queue: str,
+    traced_worker: OtelTelemetry,
+    spans: InMemorySpanExporter,
+    tmp_path: Path,
+) -> None:
+    task_id = f"replayed-{uuid.uuid4().hex[:8]}"
+    await llm_task(temporal_client, task_queue, tmp_path, task_id)
+    before = [s.name for s in spans.get_finished_spans()]
+    history = await temporal_client.get_workflow_handle(task_workflow_id(task_id)).fetch_history()
+
+    replayer = Replayer(
+        workflows=[TaskWorkflow, PlanWorkflow],
+        interceptors=traced_worker.worker_interceptors(temporal_client),
+    )
+    replayed = await replayer.replay_workflow(history)
+
+    assert replayed.replay_failure is None
+    assert before.count("RunWorkflow:TaskWorkflow") == 1
+    assert [s.name for s in spans.get_finished_spans()] == before
