@@ -25,6 +25,7 @@ from semspec.cli import (
     services_cmd,
     sources_cmd,
     task_cmd,
+    ui_cmd,
     usage_cmd,
     worker_cmd,
 )
@@ -114,6 +115,7 @@ app.add_typer(config_cmd.app, name="config")
 init_cmd.register(app)
 services_cmd.register(app)
 worker_cmd.register(app)
+ui_cmd.register(app)
 app.add_typer(task_cmd.app, name="task")
 app.add_typer(plan_cmd.app, name="plan")
 app.add_typer(escalations_cmd.app, name="escalations")

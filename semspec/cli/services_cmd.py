@@ -24,6 +24,7 @@ def _show(
     """The services as a table (or JSON); ``jetstream`` goes with the nats row in JSON, and
     in its own table after the services in text."""
     cli = cli_context(ctx)
+    statuses = _with_console_url(ctx, statuses)
     if as_json:
         found = [asdict(s) for s in statuses]
         for row in found:
@@ -42,6 +43,9 @@ def _show(
         if status.extra and status.extra.get("ui_url"):
             cli.console.print(f"Temporal Web UI: {status.extra['ui_url']}", markup=False)
     for status in statuses:
+        if status.name == "console" and status.extra and status.extra.get("url"):
+            cli.console.print(f"semspec console: {status.extra['url']}", markup=False)
+    for status in statuses:
         if status.state == "stale" and status.extra:
             who = f"{status.name} {status.identity or status.pid}"
             fix = (
@@ -59,6 +63,27 @@ def _show(
         )
     if jetstream is not None:
         _show_jetstream(ctx, jetstream)
+
+
+def _with_console_url(ctx: typer.Context, statuses: list[ServiceStatus]) -> list[ServiceStatus]:
+    """The console's row with the URL that logs a browser in (it carries the stack's secret,
+    kept in the run folder), while the console serves."""
+    serving = ("started", "already running", "up", "restarted")
+    if not any(s.name == "console" and s.state in serving and s.pid for s in statuses):
+        return statuses
+    from semspec.console.auth import read_secret
+    from semspec.core.run_folder import run_dir_of
+
+    cli = cli_context(ctx)
+    secret = read_secret(run_dir_of(cli.config, cli.repo))
+    if secret is None:
+        return statuses
+    return [
+        replace(s, extra={**(s.extra or {}), "url": f"{s.address}/?token={secret}"})
+        if s.name == "console" and s.state in serving
+        else s
+        for s in statuses
+    ]
 
 
 def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:

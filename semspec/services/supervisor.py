@@ -53,16 +53,27 @@ class ServiceStatus:
     identity: str = ""
 
 
-SERVICE_ORDER = ("nats", "temporal", "graph", "worker", "monitor")
+SERVICE_ORDER = ("nats", "temporal", "graph", "worker", "monitor", "console")
 """Names of the services ``up`` manages, in start order (``down`` stops them in reverse)."""
 
 
-def default_specs() -> list[ServiceSpec]:
-    """The services ``up`` manages, in start order; later services may depend on earlier."""
+def default_specs(config: SemspecConfig | None = None) -> list[ServiceSpec]:
+    """The services ``up`` manages, in start order; later services may depend on earlier. The
+    console comes last, unless ``console.enabled`` is off."""
     from semspec.services.agents import MonitorSpec, WorkerSpec
+    from semspec.services.console_service import ConsoleSpec
     from semspec.services.graph_server import GraphSpec
 
-    return [NatsSpec(), TemporalSpec(), GraphSpec(), WorkerSpec(), MonitorSpec()]
+    specs: list[ServiceSpec] = [
+        NatsSpec(),
+        TemporalSpec(),
+        GraphSpec(),
+        WorkerSpec(),
+        MonitorSpec(),
+    ]
+    if config is None or config.console.enabled:
+        specs.append(ConsoleSpec())
+    return specs
 
 
 class Supervisor:
@@ -78,7 +89,7 @@ class Supervisor:
         self.config = config
         self.repo = repo
         self.run_dir = run_dir_of(config, repo)
-        self.specs = list(specs) if specs is not None else default_specs()
+        self.specs = list(specs) if specs is not None else default_specs(config)
         self._progress = on_progress or (lambda _msg: None)
         self._log_start: dict[str, int] = {}
 

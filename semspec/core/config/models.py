@@ -596,6 +596,14 @@ class ScopeConfig(_Section):
         return globs
 
 
+class ConsoleConfig(_Section):
+    enabled: bool = True
+    """Whether ``semspec up`` starts the web console (``semspec ui`` serves it either way)."""
+    port: int = Field(default=0, ge=0, le=65535)
+    """Loopback port of the console (0 = any free port; ``up`` keeps the one it had while the
+    run folder lasts). The URL with its secret is printed by ``up``, ``status`` and ``ui``."""
+
+
 class SecurityConfig(_Section):
     owner_key: str | None = None
     """Path of the stack owner's signing key (relative paths from the repository root); unset
@@ -664,5 +672,7 @@ class SemspecConfig(_Section):
     """What a task may change besides its own files without being flagged as scope creep."""
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     """Who may steer the stack's tasks (the owner's signing key)."""
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    """The web console on loopback (docs/console.md)."""
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     """OpenTelemetry traces and metrics (off unless enabled and installed)."""

@@ -1,0 +1,271 @@
+"""The web console over real HTTP, as ``semspec up`` starts it on a real stack: who it answers
+(the holder of the stack's secret, from its own origin and loopback address), what the board
+lists, what its event stream carries, and ``ui``/``up``/``down`` around it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2 as httpx
+import nats
+import pytest
+
+from semspec.console.auth import SECRET_FILE, cookie_name
+from semspec.console.live import QUEUE_SIZE, RELOAD, Listener, LiveMessage
+from semspec.core.run_folder import cmdline_of
+from semspec.vocabulary.events import UserSignal
+from semspec.vocabulary.signal_evidence import ConflictEvidence
+from semspec.vocabulary.subjects import signal_intake_subject
+from tests.support.stack import (
+    Stack,
+    check_gate,
+    cli_env,
+    make_sample_repo,
+    running_stack,
+    sample_config,
+)
+
+GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+APPROVE = {"verdict": "approve", "summary": "looks right"}
+EVIL = "http://evil.example"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("console"), sample_config([check_gate()])) as up:
+        yield up
+
+
+def console_of(stack: Stack) -> tuple[str, str]:
+    """The console's address (``http://127.0.0.1:PORT``) and its secret."""
+    record = stack.records()["console"]
+    return record.address, (stack.run_dir / SECRET_FILE).read_text(encoding="utf-8")
+
+
+@contextmanager
+def logged_in(stack: Stack) -> Iterator[httpx.Client]:
+    """A client holding the session cookie the token URL gives."""
+    address, secret = console_of(stack)
+    with httpx.Client(base_url=address, timeout=10) as client:
+        assert client.get("/", params={"token": secret}).status_code == 303
+        yield client
+
+
+def test_a_request_without_the_token_is_refused_and_shows_no_data(stack: Stack) -> None:
+    address, _ = console_of(stack)
+    for path in (
+        "/",
+        "/monitor",
+        "/inbox",
+        "/knowledge",
+        "/tasks/x",
+        "/events",
+        "/static/console.js",
+    ):
+        answer = httpx.get(address + path, timeout=10)
+        assert answer.status_code == 401, path
+        assert answer.headers["content-type"].startswith("text/plain"), path
+        assert "<table" not in answer.text and "set-cookie" not in answer.headers
+
+
+def test_a_wrong_token_is_refused_without_a_cookie(stack: Stack) -> None:
+    address, secret = console_of(stack)
+    answer = httpx.get(address + "/", params={"token": secret[:-1] + "x"}, timeout=10)
+    assert answer.status_code == 403
+    assert "set-cookie" not in answer.headers
+
+
+def test_the_token_gives_a_strict_http_only_cookie_and_leaves_the_address_bar(
+    stack: Stack,
+) -> None:
+    address, secret = console_of(stack)
+    answer = httpx.get(address + "/monitor", params={"token": secret, "a": "1"}, timeout=10)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/monitor?a=1"
+    cookie = answer.headers["set-cookie"]
+    port = int(address.rsplit(":", 1)[1])
+    assert cookie.startswith(f"{cookie_name(port)}=")
+    flags = {part.strip().lower() for part in cookie.split(";")[1:]}
+    assert {"httponly", "samesite=strict", "path=/"} <= flags
+    assert secret not in cookie  # the cookie is not the URL's token
+    assert answer.headers["referrer-policy"] == "no-referrer"
+    with logged_in(stack) as client:
+        assert client.get("/monitor").status_code == 200
+
+
+def test_a_post_from_another_origin_is_refused(stack: Stack) -> None:
+    address, _ = console_of(stack)
+    with logged_in(stack) as client:
+        assert client.post("/", headers={"Origin": EVIL}).status_code == 403
+        assert client.post("/").status_code == 403  # no Origin: not from the console's page
+        cross_site = {"Origin": address, "Sec-Fetch-Site": "cross-site"}
+        assert client.post("/", headers=cross_site).status_code == 403
+        # From its own page the request reaches the route (the board takes no POST).
+        assert client.post("/", headers={"Origin": address}).status_code == 405
+
+
+def test_a_foreign_host_header_is_refused(stack: Stack) -> None:
+    address, _ = console_of(stack)
+    port = address.rsplit(":", 1)[1]
+    with logged_in(stack) as client:
+        for host in (f"evil.example:{port}", f"localhost:{port}", "127.0.0.1", "127.0.0.1:1"):
+            assert client.get("/", headers={"Host": host}).status_code == 403, host
+
+
+def test_no_answer_carries_cors_headers(stack: Stack) -> None:
+    address, secret = console_of(stack)
+    preflight = {"Origin": EVIL, "Access-Control-Request-Method": "POST"}
+    with logged_in(stack) as client:
+        answers = [
+            client.get("/", headers={"Origin": EVIL}),
+            client.options("/", headers=preflight),
+            client.get("/static/console.js", headers={"Origin": EVIL}),
+            client.post("/", headers={"Origin": EVIL}),
+            httpx.get(address + "/", params={"token": secret}, headers={"Origin": EVIL}),
+            httpx.get(address + "/", headers={"Origin": EVIL}),
+        ]
+    for answer in answers:
+        assert not [h for h in answer.headers if h.lower().startswith("access-control-")]
+        assert answer.headers["x-frame-options"] == "DENY"
+
+
+def test_the_board_lists_a_submitted_task_with_a_link_to_it(stack: Stack) -> None:
+    task_id = f"board-{uuid.uuid4().hex[:8]}"
+    script = [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}]
+    done = stack.submit_scripted(task_id, script, "--wait", "--json")
+    assert done.returncode == 0, done.stderr
+    row = f'<tr id="task-{task_id}" data-task-id="{task_id}" data-state="approved">'
+    deadline = time.monotonic() + 20
+    with logged_in(stack) as client:
+        # Temporal's list of workflows catches up with a closed one a moment later.
+        while True:
+            board = client.get("/")
+            assert board.status_code == 200
+            approved = board.text.split('data-column="approved"', 1)[1].split("</table>", 1)[0]
+            if row in approved or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    assert board.headers["cache-control"] == "no-store"
+    assert row in approved, board.text
+    assert f'<a href="/tasks/{task_id}">' in approved
+
+
+def test_the_event_stream_delivers_a_signal_published_on_nats(stack: Stack) -> None:
+    signal_id = f"sig-{uuid.uuid4().hex[:8]}"
+    sent = UserSignal(
+        signal_id=signal_id,
+        task_id="some-task",
+        level="warn",
+        reason="conflicting_changes",
+        evidence=ConflictEvidence(event_id="e1", files=["calc.py"], other_tasks=["other"]),
+        message="task some-task: <b>conflict</b>",
+    )
+    with logged_in(stack) as client, client.stream("GET", "/events") as events:
+        assert events.status_code == 200
+        assert events.headers["content-type"].startswith("text/event-stream")
+        asyncio.run(publish_signal(stack.nats_url(), sent))
+        received = read_event(events, "signal", deadline_s=20)
+    assert received["signal_id"] == signal_id
+    assert received["task_id"] == "some-task"
+    assert received["level"] == "warn"
+    assert received["fields"] == {"signal": "warn: conflicting_changes"}
+    assert received["message"] == "task some-task: <b>conflict</b>"  # the page sets it as text
+
+
+def test_a_page_that_falls_behind_gets_one_reload_and_nothing_more() -> None:
+    listener = Listener()
+    for n in range(QUEUE_SIZE + 5):
+        listener.offer(LiveMessage("task", {"n": n}))
+    assert listener.overflowed
+    assert listener.queue.qsize() == 1
+    assert listener.queue.get_nowait() is RELOAD
+    listener.offer(LiveMessage("task", {"n": -1}))
+    assert listener.queue.empty()
+
+
+def test_ui_without_a_running_stack_says_to_start_one(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", sample_config([check_gate()]))
+    done = subprocess.run(
+        [sys.executable, "-m", "semspec", "--repo", str(repo), "ui"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=cli_env(),
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "not running" in done.stderr and "semspec up" in done.stderr
+    assert not (repo / ".semspec" / "run" / SECRET_FILE).exists()
+
+
+def test_ui_serves_the_stack_on_loopback_and_prints_its_url(stack: Stack) -> None:
+    argv = [sys.executable, "-m", "semspec", "--repo", str(stack.repo), "ui", "--json"]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=cli_env()) as proc:
+        try:
+            assert proc.stdout is not None
+            shown = json.loads(proc.stdout.readline())
+            _, secret = console_of(stack)
+            assert shown["url"] == f"http://127.0.0.1:{shown['port']}/?token={secret}"
+            with httpx.Client(timeout=10) as client:
+                assert client.get(shown["url"]).status_code == 303
+                assert client.get(f"http://127.0.0.1:{shown['port']}/monitor").status_code == 200
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+
+
+def test_up_prints_the_console_url_and_down_stops_the_console(stack: Stack) -> None:
+    # Last in this module: it stops the module's stack.
+    address, secret = console_of(stack)
+    again = stack.cli("up")
+    assert again.returncode == 0, again.stderr
+    assert f"semspec console: {address}/?token={secret}" in again.stdout
+    status = stack.cli_json("status")
+    (console,) = [s for s in status if s["name"] == "console"]
+    assert console["state"] == "up"
+    assert console["extra"]["url"] == f"{address}/?token={secret}"
+    pid = stack.records()["console"].pid
+    down = stack.cli("down")
+    assert down.returncode == 0, down.stderr
+    deadline = time.monotonic() + 10
+    while cmdline_of(pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cmdline_of(pid) is None
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(address + "/", timeout=2)
+
+
+async def publish_signal(nats_url: str, sent: UserSignal) -> None:
+    """Publish ``sent`` where the monitor publishes signals (the signal stream's intake)."""
+    nc = await nats.connect(nats_url, connect_timeout=5)
+    try:
+        await nc.jetstream().publish(
+            signal_intake_subject(sent.level),
+            sent.to_json(),
+            headers={"Nats-Msg-Id": sent.signal_id},
+        )
+    finally:
+        await nc.close()
+
+
+def read_event(events: httpx.Response, name: str, deadline_s: float) -> dict[str, object]:
+    """The data of the first server-sent event called ``name``."""
+    deadline = time.monotonic() + deadline_s
+    current = ""
+    for line in events.iter_lines():
+        if line.startswith("event:"):
+            current = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and current == name:
+            found: dict[str, object] = json.loads(line.split(":", 1)[1])
+            return found
+        assert time.monotonic() < deadline, f"no {name} event within {deadline_s}s"
+    raise AssertionError(f"the stream ended before a {name} event")
