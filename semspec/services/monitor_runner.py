@@ -6,12 +6,14 @@ With telemetry on, the monitor exports its metrics (docs/telemetry.md).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from pathlib import Path
 from typing import Any
 
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client as NATSClient
 
 from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig
@@ -42,6 +44,7 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
     """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
     endpoints = resolve_endpoints(config, repo)
     metrics = telemetry.setup(config, "monitor")
+    meter = MonitorMeter(metrics.monitor_metrics())
     nc = await connect_nats(
         endpoints.nats_url,
         nats_options(config, repo),
@@ -64,7 +67,7 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         liveness=liveness,
         identity=identity,
         replicas=config.services.nats.replicas,
-        meter=MonitorMeter(metrics.monitor_metrics()),
+        meter=meter,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -72,8 +75,13 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         loop.add_signal_handler(signum, stop.set)
     run_dir = run_dir_of(config, repo)
     presence: Presence | None = None
+    lag: asyncio.Task[None] | None = None
     try:
         await _start(monitor, stop)
+        if metrics.enabled:
+            lag = asyncio.create_task(
+                _watch_lag(nc, meter, config.telemetry.metrics_interval_s, stop)
+            )
         presence = await asyncio.to_thread(
             announce, run_dir, "monitor", identity, "", endpoints.addresses()
         )
@@ -81,12 +89,28 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         await monitor.run(stop)
         log().info("stopped", **vars(monitor.stats))
     finally:
+        if lag is not None:
+            lag.cancel()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         if presence is not None:
             withdraw(run_dir, presence)
         await nc.drain()
         await asyncio.to_thread(metrics.shutdown)  # a last export of the metrics
+
+
+async def _watch_lag(
+    nc: NATSClient, meter: MonitorMeter, every_s: float, stop: asyncio.Event
+) -> None:
+    """Record the consumer's lag every ``every_s`` until ``stop``; a failed ask skips a turn."""
+    js = nc.jetstream()
+    while not stop.is_set():
+        try:
+            await meter.measure_lag(js)
+        except nats.errors.Error as exc:
+            log().debug("consumer lag not measured", error=str(exc))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every_s)
 
 
 async def _start(monitor: RiskMonitor, stop: asyncio.Event) -> None:

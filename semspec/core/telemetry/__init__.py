@@ -18,27 +18,29 @@ from semspec.core.telemetry.types import Telemetry
 if TYPE_CHECKING:
     from semspec.core.config.models import SemspecConfig
 
-_installed: list[Telemetry] = [Telemetry()]
+_process = [Telemetry()]
+"""The one slot holding the process's telemetry."""
 
 
 def current() -> Telemetry:
     """The telemetry of this process (one that records nothing unless one was installed)."""
-    return _installed[-1]
+    return _process[0]
 
 
 def install(telemetry: Telemetry) -> None:
     """Make ``telemetry`` the process's own from now on."""
-    _installed[-1] = telemetry
+    _process[0] = telemetry
 
 
 @contextmanager
 def installed(telemetry: Telemetry) -> Iterator[Telemetry]:
     """``telemetry`` for the block, the previous one after it (tests use an in-memory one)."""
-    _installed.append(telemetry)
+    before = _process[0]
+    _process[0] = telemetry
     try:
         yield telemetry
     finally:
-        _installed.remove(telemetry)
+        _process[0] = before
 
 
 def setup(config: SemspecConfig, component: str) -> Telemetry:

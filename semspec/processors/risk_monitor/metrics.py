@@ -3,14 +3,19 @@
 Events are counted once each: the processor reports an event only when it is new to the task's
 state, so a redelivered or duplicate event changes no count. Tasks are counted by the state
 their latest event or signal puts them in; the finished ones by their outcome, since this monitor
-started consuming.
+started consuming. The consumer's lag is asked of JetStream on a timer (the runner's), so a
+monitor that is stuck or down shows its backlog growing.
 """
 
 from __future__ import annotations
 
+from nats.js import JetStreamContext
+
 from semspec.core.telemetry.types import MonitorMetrics
+from semspec.processors.risk_monitor.streams import CONSUMER
 from semspec.vocabulary.event_payloads import EscalationRaised, FinishedPayload, StepPayload
 from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.subjects import MONITOR_STREAM
 
 RUNNING = "running"
 ESCALATED = "escalated"
@@ -47,9 +52,12 @@ class MonitorMeter:
         if stopped is not None and signal.task_id in self._states:
             self._move(signal.task_id, stopped)
 
-    def lag(self, pending: int) -> None:
-        """Record how many events wait behind the batch just taken."""
+    async def measure_lag(self, js: JetStreamContext, consumer: str = CONSUMER) -> int:
+        """Ask JetStream how many loop events wait for the monitor's consumer; record it."""
+        info = await js.consumer_info(MONITOR_STREAM, consumer)
+        pending = info.num_pending or 0
         self._metrics.lag(pending)
+        return pending
 
     def _move(self, task_id: str, state: str) -> None:
         old = self._states.get(task_id)

@@ -463,8 +463,6 @@ class RiskMonitor:
         for msg in used:
             await msg.ack()
         self.stats.acked += len(used)
-        if msgs:
-            self._meter.lag(_pending(msgs[-1]))
 
     def _too_many_files(
         self, event: MonitorEvent, state: TaskState | None, index: FileIndex
@@ -567,14 +565,6 @@ def _stored_at(msg: Msg) -> float:
         return msg.metadata.timestamp.timestamp()
     except Exception:
         return time.time()
-
-
-def _pending(msg: Msg) -> int:
-    """Events of the stream not yet delivered to the consumer after ``msg`` (0 if unknown)."""
-    try:
-        return int(msg.metadata.num_pending)
-    except Exception:
-        return 0
 
 
 async def _hand_back(msgs: Iterable[Msg]) -> None:

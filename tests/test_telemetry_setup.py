@@ -1,0 +1,112 @@
+"""The ``telemetry:`` section and what each process sets up from it: nothing (and no
+OpenTelemetry import) while off, a clear error when on but not installed, exporters to the
+configured receiver when on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from semspec.core import telemetry
+from semspec.core.config.models import SemspecConfig, TelemetryConfig
+from semspec.core.telemetry.otel import OtelTelemetry
+from semspec.core.telemetry.types import Telemetry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (only PATH from our environment)."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+
+
+def test_with_telemetry_off_no_process_imports_opentelemetry() -> None:
+    done = python(
+        """
+        import sys
+        import semspec.agents.llm_developer, semspec.client.task_client
+        import semspec.services.monitor_runner, semspec.workflow.worker
+        from semspec.core import telemetry
+        from semspec.core.config.models import SemspecConfig
+        from semspec.core.telemetry.spans import gate_span
+
+        traces = telemetry.setup(SemspecConfig(), "worker")
+        with traces.span("task submit", {}):
+            gate_span(
+                telemetry.current(), gate="check", required=True, exit_code=0,
+                timed_out=False, duration_ms=1.0,
+            )
+        traces.monitor_metrics().event("step")
+        print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_telemetry_on_without_opentelemetry_installed_says_how_to_install_it() -> None:
+    done = python(
+        """
+        import sys
+        sys.modules["opentelemetry.sdk"] = None  # as if the otel extra were not installed
+        from semspec.core import telemetry
+        from semspec.core.config.models import SemspecConfig
+        from semspec.core.errors import ConfigError
+
+        try:
+            telemetry.setup(SemspecConfig(telemetry={"enabled": True}), "worker")
+        except ConfigError as exc:
+            print(exc.field, "|", exc.hint)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "telemetry.enabled | pip install 'semspec[otel]', or set telemetry.enabled to false"
+    )
+
+
+def test_telemetry_on_sets_up_exporting_telemetry_for_the_process() -> None:
+    config = SemspecConfig.model_validate(
+        {"telemetry": {"enabled": True, "endpoint": "http://127.0.0.1:9"}}
+    )
+    with telemetry.installed(Telemetry()):
+        traces = telemetry.setup(config, "cli")
+        try:
+            assert isinstance(traces, OtelTelemetry)
+            assert telemetry.current() is traces
+        finally:
+            traces.shutdown()
+    assert not telemetry.current().enabled
+
+
+def test_the_receiver_defaults_to_a_local_collector_on_the_protocols_port() -> None:
+    assert TelemetryConfig().receiver == "http://127.0.0.1:4318"
+    assert TelemetryConfig(protocol="grpc").receiver == "http://127.0.0.1:4317"
+    given = TelemetryConfig(endpoint="https://otel.example:4318")
+    assert given.receiver == "https://otel.example:4318"
+
+
+@pytest.mark.parametrize("endpoint", ["127.0.0.1:4318", "ftp://host:21", "http://"])
+def test_an_endpoint_that_is_not_an_http_url_is_refused(endpoint: str) -> None:
+    with pytest.raises(ValidationError, match="expected http://host:port"):
+        TelemetryConfig(endpoint=endpoint)
+
+
+def test_export_headers_never_show_in_the_config() -> None:
+    config = SemspecConfig.model_validate({"telemetry": {"headers": {"x-api-key": "s3cret-value"}}})
+    assert "s3cret-value" not in config.model_dump_json()
+    assert "s3cret-value" not in repr(config)
+    assert config.telemetry.headers["x-api-key"].get_secret_value() == "s3cret-value"
