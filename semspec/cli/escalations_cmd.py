@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import typer
@@ -11,27 +10,13 @@ from semspec.cli.context import cli_context
 from semspec.cli.monitor_cmd import watch as monitor_watch
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.core.errors import InputError
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
     from semspec.services.connect import Endpoints
-    from semspec.workflow.task.messages import Escalation
 
 app = typer.Typer(help="See and answer escalations.", no_args_is_help=True)
-
-
-async def pending(client: Client) -> list[Escalation]:
-    """Every escalation waiting for a human."""
-    from semspec.client.task_client import list_tasks, task_status
-
-    found = []
-    for row in await list_tasks(client, "escalated"):
-        status = await task_status(client, row.task_id)
-        if status.pending_escalation is not None:
-            found.append(status.pending_escalation)
-    return found
 
 
 @app.command("list")
@@ -43,10 +28,12 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Escalations waiting for a human."""
+    from semspec.client.escalations import open_escalations
+
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:
-        rows = await pending(client)
+        rows = [item.escalation for item in await open_escalations(client)]
         if as_json:
             print_json(cli.console, jsonable(rows))
             return
@@ -132,32 +119,17 @@ def resolve_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Answer an escalation; the task resumes (or ends, for approve/abort)."""
+    from semspec.client.escalations import answer as checked_answer
     from semspec.client.task_client import find_task, resolve
     from semspec.core.owner_key import load_owner_key
-    from semspec.workflow.task.messages import RESOLUTION_ACTIONS, Resolution
 
     cli = cli_context(ctx)
-    normalized = action.replace("-", "_")
-    if normalized not in RESOLUTION_ACTIONS:
-        raise InputError(
-            f"--action {action!r} is not one of retry, approve, abort, extend-budget",
-            hint="e.g. --action retry --guidance 'handle the empty list'",
-        )
-    if normalized == "retry" and not (guidance or "").strip():
-        raise InputError("--action retry needs --guidance TEXT for the developer")
-    if extra_usd and normalized != "extend_budget":
-        raise InputError(
-            "--extra-usd goes with --action extend-budget",
-            hint="e.g. --action extend-budget --extra-usd 5",
-        )
-    if not math.isfinite(extra_usd):
-        raise InputError("--extra-usd must be a number of US dollars", hint="e.g. --extra-usd 5")
+    answer = checked_answer(action, guidance, extra_retries, extra_usd)
     # Only the stack's owner may answer: the workflow checks this key's signature.
     owner = load_owner_key(cli.config, cli.repo)
 
     async def body(client: Client, _e: Endpoints) -> None:
         task_id, escalation_id = await find_task(client, ident)
-        answer = Resolution(normalized, guidance, extra_retries, extra_usd=extra_usd)
         ack = await resolve(client, task_id, answer, owner, escalation_id)
         if as_json:
             print_json(cli.console, jsonable(ack))

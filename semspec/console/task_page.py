@@ -1,10 +1,98 @@
-"""The task page (issue 15; built by its own change): a stub until then, so the app starts."""
+"""The task page (``/tasks/{task_id}``) and a gate's full log
+(``/tasks/{task_id}/gates/{iteration}/{index}/log``).
+
+The page reads the task's status (one query: its log holds the whole timeline, see
+``task_timeline``) and its diff (pygit2, in a worker thread, cut to ``MAX_DIFF_CHARS``). It
+shows the budget, developer turns, gates with their bounded output and a link to each full log,
+reviews with their findings and what the reviewer's context held (each SOP, decision, file
+summary and convention with its tokens), risk signals, checkpoints, escalations and answers.
+
+Hooks for tests and scripts (stable): ``#summary`` (a ``<dl>``); ``#timeline`` with one
+``<section data-iteration="N">`` per iteration and ``<li data-kind="KIND">`` per entry (gate
+entries also ``data-gate`` and ``data-passed``); ``#gates`` (the latest run: ``<tr
+data-gate="NAME">``, output in ``<pre class="gate-output">``); ``#reviewer-context`` (``<tr
+data-section data-label data-tokens>``); ``#diff`` (``data-cut="true"`` when cut).
+"""
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+from temporalio.client import WorkflowQueryFailedError
+
+from semspec.client.task_client import task_status
+from semspec.console.state import ConsoleState
+from semspec.console.task_diff import task_diff
+from semspec.console.task_logs import LogRefused, open_gate_log, read_chunks
+from semspec.console.task_timeline import timeline
+from semspec.core.errors import NotFoundError, SemspecError
+from semspec.core.run_folder import run_dir_of
+from semspec.workflow.task.dollars import usd
+from semspec.workflow.task.messages import TaskStatus
+
+LOG_HEADERS = {
+    "Cache-Control": "no-store",
+    # Shown as text whatever it holds: a log with HTML in it never renders as a page.
+    "Content-Disposition": "inline",
+    "X-Content-Type-Options": "nosniff",
+}
 
 
 def routes() -> list[BaseRoute]:
-    """The page's routes."""
-    return []
+    """The task page and its gate-log route."""
+    return [
+        Route("/tasks/{task_id}", task, name="task"),
+        Route("/tasks/{task_id}/gates/{iteration:int}/{index:int}/log", gate_log, name="gate_log"),
+    ]
+
+
+async def task(request: Request) -> Response:
+    """One task: its summary, timeline, latest gates, the reviewer's context and its diff."""
+    state: ConsoleState = request.app.state.console
+    task_id = request.path_params["task_id"]
+    status, problem, code = await _status(state, task_id)
+    if status is None:
+        context = {"task_id": task_id, "status": None, "problem": problem}
+        return state.render(request, "task.html", context, status=code)
+    context = {
+        "task_id": task_id,
+        "status": status,
+        "problem": "",
+        "timeline": timeline(status),
+        "diff": await task_diff(status, state.repo),
+        "cost": usd(status.usage.cost_usd),
+        "budget": usd(status.budget_usd) if status.budget_usd is not None else "",
+    }
+    return state.render(request, "task.html", context)
+
+
+async def gate_log(request: Request) -> Response:
+    """The full log of one gate run, as plain text, when the task's records name it."""
+    state: ConsoleState = request.app.state.console
+    task_id = request.path_params["task_id"]
+    status, problem, code = await _status(state, task_id)
+    if status is None:
+        return PlainTextResponse(problem + "\n", code, headers=LOG_HEADERS)
+    run_dir = run_dir_of(state.config, state.repo)
+    iteration, index = request.path_params["iteration"], request.path_params["index"]
+    try:
+        fd = await anyio.to_thread.run_sync(open_gate_log, status, iteration, index, run_dir)
+    except LogRefused as exc:
+        return PlainTextResponse(f"{exc}\n", 404, headers=LOG_HEADERS)
+    return StreamingResponse(
+        read_chunks(fd), media_type="text/plain; charset=utf-8", headers=LOG_HEADERS
+    )
+
+
+async def _status(state: ConsoleState, task_id: str) -> tuple[TaskStatus | None, str, int]:
+    """The task's status, or why there is none and the HTTP status that says so."""
+    try:
+        return await task_status(await state.temporal(), task_id), "", 200
+    except NotFoundError:
+        return None, f"there is no task {task_id!r}", 404
+    except SemspecError as exc:
+        return None, f"task {task_id} cannot be read: {exc.message}", 503
+    except WorkflowQueryFailedError as exc:  # e.g. its first workflow task has not run yet
+        return None, f"task {task_id} cannot be read yet: {exc}", 503
