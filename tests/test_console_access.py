@@ -181,6 +181,34 @@ def test_the_event_stream_delivers_a_signal_published_on_nats(stack: Stack) -> N
     assert received["message"] == "task some-task: <b>conflict</b>"  # the page sets it as text
 
 
+def test_the_monitor_shows_stored_signals_rule_hits_lag_and_dead_letters(stack: Stack) -> None:
+    signal_id = f"sig-{uuid.uuid4().hex[:8]}"
+    sent = UserSignal(
+        signal_id=signal_id,
+        task_id="watched",
+        level="halt",
+        reason="conflicting_changes",
+        evidence=ConflictEvidence(event_id="e2", files=["calc.py"], other_tasks=["other"]),
+    )
+    asyncio.run(publish_signal(stack.nats_url(), sent))
+    # Not a loop event: the monitor moves it to the dead-letter stream.
+    asyncio.run(publish_raw(stack.nats_url(), "agent.monitor.iteration", b'{"not": "an event"}'))
+    deadline = time.monotonic() + 20
+    with logged_in(stack) as client:
+        while True:
+            page = client.get("/monitor")
+            assert page.status_code == 200
+            if "agent.monitor.iteration" in page.text or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    text = page.text
+    assert f'<tr data-signal-id="{signal_id}" data-level="halt">' in text
+    assert '<tr data-rule="conflicting_changes"><th scope="row">conflicting_changes</th>' in text
+    assert '<td data-lag="pending">' in text
+    dead = text.split('class="dead-letters"', 1)[1]
+    assert "agent.monitor.iteration" in dead, text
+
+
 def test_a_page_that_falls_behind_gets_one_reload_and_nothing_more() -> None:
     listener = Listener()
     for n in range(QUEUE_SIZE + 5):
@@ -253,6 +281,15 @@ async def publish_signal(nats_url: str, sent: UserSignal) -> None:
             sent.to_json(),
             headers={"Nats-Msg-Id": sent.signal_id},
         )
+    finally:
+        await nc.close()
+
+
+async def publish_raw(nats_url: str, subject: str, body: bytes) -> None:
+    """Publish ``body`` to a stream's ``subject`` as it is."""
+    nc = await nats.connect(nats_url, connect_timeout=5)
+    try:
+        await nc.jetstream().publish(subject, body, headers={"Nats-Msg-Id": uuid.uuid4().hex})
     finally:
         await nc.close()
 

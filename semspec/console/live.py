@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from semspec.core.logging import get_logger
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
     EscalationRaised,
@@ -40,10 +39,6 @@ if TYPE_CHECKING:
 
 QUEUE_SIZE = 256
 """Messages a browser may fall behind by before it is told to reload."""
-RECENT_SIGNALS = 200
-"""Signals the monitor page shows when it opens (newest last)."""
-
-logger = get_logger("console.live")
 
 
 @dataclass(frozen=True)
@@ -88,10 +83,6 @@ class LiveFeed:
     """The console's NATS subscriptions and the pages listening to them."""
 
     listeners: set[Listener] = field(default_factory=set)
-    signals: list[UserSignal] = field(default_factory=list)
-    """The latest signals seen since the console started, oldest first."""
-    counts: dict[str, int] = field(default_factory=dict)
-    """Messages seen by kind (``event.<kind>``, ``signal.<level>``, ``unreadable``)."""
     _subscriptions: list[Subscription] = field(default_factory=list)
 
     async def start(self, nc: NatsClient) -> None:
@@ -132,23 +123,15 @@ class LiveFeed:
         try:
             event = event_from_json(msg.data)
         except ValidationError:
-            self._count("unreadable")
-            return
-        self._count(f"event.{event.kind}")
+            return  # another version's event: the pages show what they understand
         self.publish(task_message(event))
 
     async def _on_signal(self, msg: Msg) -> None:
         try:
             signal = UserSignal.from_json(msg.data)
         except ValidationError:
-            self._count("unreadable")
             return
-        self._count(f"signal.{signal.level}")
-        self.signals = [*self.signals[-(RECENT_SIGNALS - 1) :], signal]
         self.publish(signal_message(signal))
-
-    def _count(self, key: str) -> None:
-        self.counts[key] = self.counts.get(key, 0) + 1
 
 
 def task_message(event: MonitorEvent) -> LiveMessage:

@@ -1,5 +1,5 @@
-"""The monitor (``/monitor``): the signal stream by level (live), the monitor's rule hit
-counts, the consumers' lag and the dead letters."""
+"""The monitor (``/monitor``): the signal stream by level (live), the rules' hit counts, the
+risk monitor's consumer lag and the dead letters."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from semspec.console.monitor_data import monitor_view
 from semspec.console.state import ConsoleState
-from semspec.vocabulary.subjects import SIGNAL_LEVELS
 
 
 def routes() -> list[BaseRoute]:
@@ -17,9 +17,7 @@ def routes() -> list[BaseRoute]:
 
 
 async def monitor(request: Request) -> Response:
-    """The signals seen since the console started, newest first, by level."""
+    """What the monitor saw and how far behind it is; new signals arrive over ``/events``."""
     state: ConsoleState = request.app.state.console
-    signals = list(reversed(state.feed.signals))
-    by_level = {level: sum(1 for s in signals if s.level == level) for level in SIGNAL_LEVELS}
-    context = {"active": "monitor", "signals": signals, "by_level": by_level}
-    return state.render(request, "monitor.html", context)
+    view = await monitor_view((await state.nats()).jetstream())
+    return state.render(request, "monitor.html", {"active": "monitor", "view": view})
