@@ -18,6 +18,7 @@ from opentelemetry.trace import StatusCode
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
+from semspec.client.plan_client import submit_plan
 from semspec.core import telemetry
 from semspec.core.telemetry.otel import OtelTelemetry
 from semspec.vocabulary.workflow_names import task_workflow_id
@@ -27,8 +28,9 @@ from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_task import approve_reply, developer_replies, sample_repo
-from tests.support.owner import OWNER_KEY
+from tests.support.owner import OWNER, OWNER_KEY
 from tests.test_llm_task_e2e_retries import run_task
+from tests.test_plan_workflow import approving, plan_of
 
 TOOLS = ["list_dir", "search", "read", "write_file", "submit"]
 
@@ -145,3 +147,26 @@ async def test_replaying_a_traced_task_adds_no_span(
     assert replayed.replay_failure is None
     assert before.count("RunWorkflow:TaskWorkflow") == 1
     assert [s.name for s in spans.get_finished_spans()] == before
+
+
+async def test_each_task_of_a_plan_started_untraced_is_one_trace(
+    temporal_client: Client,
+    task_queue: str,
+    traced_worker: OtelTelemetry,
+    spans: InMemorySpanExporter,
+    git_repo: Path,
+    tmp_path: Path,
+) -> None:
+    script = approving(tmp_path)
+    plan = plan_of(git_repo, {"a": script, "b": script}, {"b": ["a"]})
+    handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
+    await handle.result()
+    found = spans.get_finished_spans()
+
+    starts = named(found, "StartChildWorkflow:TaskWorkflow")
+    assert len(starts) == 2 and all(s.parent is None for s in starts)
+    for start in starts:
+        trace = [s for s in found if s.context.trace_id == start.context.trace_id]
+        names = [s.name for s in trace]
+        assert names.count("RunWorkflow:TaskWorkflow") == 1
+        assert {"RunActivity:task.develop", "execute_tool write_file", "gate check"} <= set(names)

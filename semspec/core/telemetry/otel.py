@@ -103,7 +103,10 @@ class OtelTelemetry(Telemetry):
         if self._interceptor is None:
             from temporalio.contrib.opentelemetry import TracingInterceptor
 
-            self._interceptor = TracingInterceptor(self._tracer)
+            # Spans also for workflows started untraced: a plan's tasks are then each one trace
+            # (from the plan starting it); without a client span, each step of a workflow is
+            # a trace of its own. Replays add no span either way.
+            self._interceptor = TracingInterceptor(self._tracer, always_create_workflow_spans=True)
         return self._interceptor
 
     def worker_interceptors(self, client: Client) -> list[Any]:
