@@ -4,16 +4,19 @@ configured receiver when on."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig, TelemetryConfig
+from semspec.core.telemetry.monitor_metrics import COST, EVENTS, LAG, SIGNALS, TASKS
 from semspec.core.telemetry.otel import OtelTelemetry
 from semspec.core.telemetry.types import Telemetry
 
@@ -110,3 +113,12 @@ def test_export_headers_never_show_in_the_config() -> None:
     assert "s3cret-value" not in config.model_dump_json()
     assert "s3cret-value" not in repr(config)
     assert config.telemetry.headers["x-api-key"].get_secret_value() == "s3cret-value"
+
+
+def test_the_docs_config_example_validates_and_names_every_metric_the_monitor_has() -> None:
+    page = (ROOT / "docs" / "telemetry.md").read_text(encoding="utf-8")
+    example = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    config = SemspecConfig.model_validate(yaml.safe_load(example))
+    assert config.telemetry.enabled
+    documented = set(re.findall(r"^\| `(semspec\.monitor\.[a-z.]+)` \|", page, re.M))
+    assert documented == {EVENTS, SIGNALS, COST, TASKS, LAG}
