@@ -10,6 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json
@@ -42,20 +54,69 @@ def _store(cli: CliContext) -> Iterator[GraphStore]:
 @app.callback()
 def index(
     ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the report as JSON, with timings (no progress bar)."
+    ),
 ) -> None:
-    """Index new and changed files (unchanged ones are not parsed again); report what happened."""
+    """Index new and changed files (unchanged ones are not read again); report what happened.
+
+    A progress bar (files/s, time left) shows on stderr when it is a terminal.
+    """
     if ctx.invoked_subcommand is not None:
         return
     from semspec.processors.code_index import index_repository
+    from semspec.processors.code_index.index_record import record_path
 
     cli = cli_context(ctx)
-    with _store(cli) as store:
-        report = index_repository(store, cli.repo, cli.config.index)
+    record = record_path(cli.config, cli.repo)
+    with _store(cli) as store, progress_bar(cli.err, enabled=not as_json) as progress:
+        report = index_repository(
+            store, cli.repo, cli.config.index, record=record, progress=progress
+        )
     if as_json:
         print_json(cli.console, report.as_dict())
     else:
         _print_report(cli, report)
+
+
+class _FilesPerSecond(ProgressColumn):
+    """Files read per second, as rich measures it."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed or 0:,.0f} files/s")
+
+
+class _Bar:
+    """A rich progress bar over the files an index run reads."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._task: TaskID | None = None
+
+    def start(self, total: int) -> None:
+        self._task = self._progress.add_task("indexing", total=total)
+
+    def advance(self) -> None:
+        if self._task is not None:
+            self._progress.advance(self._task)
+
+
+@contextmanager
+def progress_bar(console: Console, *, enabled: bool) -> Iterator[_Bar | None]:
+    """A bar on ``console`` (files done, files/s, time left) when it is a terminal and
+    ``enabled``; None otherwise, so pipes and ``--json`` get no control codes."""
+    if not (enabled and console.is_terminal):
+        yield None
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _FilesPerSecond(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        yield _Bar(progress)
 
 
 def _print_report(cli: CliContext, report: IndexReport) -> None:

@@ -232,6 +232,11 @@ class OxigraphFileStore(BackendStore):
             for row in solutions
         ]
 
+    def flush(self) -> None:
+        """Write what the store holds in memory to its files: a long series of writes calls
+        this now and then, so memory stays bounded and the next opening has nothing to replay."""
+        self._run(self._ox.flush)
+
     def close(self) -> None:
         """Release the store files once the last user in this process closes its handle
         (pyoxigraph frees its lock when the last reference goes)."""

@@ -556,6 +556,17 @@ class IndexConfig(_Section):
     """Files larger than this many bytes are skipped by ``semspec index``."""
     exclude_dirs: list[str] = Field(default_factory=lambda: list(DEFAULT_INDEX_EXCLUDES))
     """Directory names never descended into, wherever they occur in the repository."""
+    workers: int | Literal["auto"] = "auto"
+    """Processes that parse files while the command writes the graph: a number (0 parses in
+    the command's own process), or ``auto``: one per core but one once a run has 200 or more
+    files to parse, else none (docs/indexing.md has the measurement behind it)."""
+
+    @field_validator("workers")
+    @classmethod
+    def _some_workers(cls, workers: int | str) -> int | str:
+        if isinstance(workers, int) and workers < 0:
+            raise ValueError("workers must be 0 or more, or 'auto'")
+        return workers
 
 
 # Where tests usually live, per ecosystem: test folders at any depth, and test files by name.

@@ -7,7 +7,7 @@ are never followed (a link to a file inside the repository is indexed at its tar
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from semspec.processors.code_index.languages import language_of
@@ -25,10 +25,12 @@ class Skipped:
 
 @dataclass
 class WalkResult:
-    """Source files to read (repo-relative, sorted) and the paths passed over."""
+    """Source files to read (repo-relative, sorted) with their ``lstat``, and the paths passed
+    over."""
 
     files: list[str]
     skipped: list[Skipped]
+    stats: dict[str, os.stat_result] = field(default_factory=dict)
 
 
 def _inside(root: str, target: str) -> bool:
@@ -49,33 +51,49 @@ def _link_reason(root: str, path: str) -> str:
 
 
 def walk_repository(repo: Path, exclude_dirs: frozenset[str]) -> WalkResult:
-    """Source files under ``repo`` with a known language, plus everything skipped with a reason."""
+    """Source files under ``repo`` with a known language, plus everything skipped with a reason.
+
+    One ``lstat`` per entry and no ``realpath`` for plain files: the walk never enters a linked
+    folder, so a plain file under the resolved root is inside it (``read_source`` checks again).
+    """
     root = os.path.realpath(repo)
-    files: list[str] = []
-    skipped: list[Skipped] = []
-    for current, dirnames, filenames in os.walk(root, followlinks=False):
-        kept: list[str] = []
-        for name in sorted(dirnames):
-            full = os.path.join(current, name)
-            if os.path.islink(full):
-                skipped.append(Skipped(_relative(root, full), _link_reason(root, full)))
-            elif name in exclude_dirs:
-                skipped.append(Skipped(_relative(root, full), "excluded directory"))
-            else:
-                kept.append(name)
-        dirnames[:] = kept  # os.walk descends only into what is left here
-        for name in sorted(filenames):
-            full = os.path.join(current, name)
-            rel = _relative(root, full)
-            if os.path.islink(full):
-                skipped.append(Skipped(rel, _link_reason(root, full)))
-            elif not _inside(root, os.path.realpath(full)):
-                skipped.append(Skipped(rel, "refused: path leaves the repository"))
-            elif language_of(rel) is None:
-                skipped.append(Skipped(rel, "not a source file"))
-            else:
-                files.append(rel)
-    return WalkResult(sorted(files), sorted(skipped, key=lambda s: s.path))
+    result = WalkResult([], [])
+    pending = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            result.skipped.append(Skipped(prefix.rstrip("/") or ".", f"unreadable: {exc.strerror}"))
+            continue
+        for entry in entries:
+            _visit(root, entry, prefix + entry.name, exclude_dirs, result, pending)
+    result.files.sort()
+    result.skipped.sort(key=lambda s: s.path)
+    return result
+
+
+def _visit(
+    root: str,
+    entry: os.DirEntry[str],
+    rel: str,
+    exclude_dirs: frozenset[str],
+    result: WalkResult,
+    pending: list[tuple[str, str]],
+) -> None:
+    if entry.is_symlink():
+        result.skipped.append(Skipped(rel, _link_reason(root, entry.path)))
+    elif entry.is_dir(follow_symlinks=False):
+        if entry.name in exclude_dirs:
+            result.skipped.append(Skipped(rel, "excluded directory"))
+        else:
+            pending.append((entry.path, rel + "/"))
+    elif language_of(rel) is None:
+        result.skipped.append(Skipped(rel, "not a source file"))
+    else:
+        result.files.append(rel)
+        result.stats[rel] = entry.stat(follow_symlinks=False)
 
 
 class NotIndexable(Exception):

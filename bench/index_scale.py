@@ -1,0 +1,231 @@
+"""``semspec index`` at two sizes: full index, re-index after one changed file, peak memory.
+
+Two trees are built from packages installed in this environment (copied, committed to a fresh
+git repository): small = rdflib, large = rdflib + temporalio + openai. Each is indexed by the
+previous algorithm (the commit before the index record, exported with ``git archive``; it reads
+and hashes every file on every run) and by the current one, side by side in this one process.
+Every index runs as its own ``semspec index --json`` subprocess, so peak memory is that
+process's own ``ru_maxrss`` (its parse processes' peak is reported apart). Then one line of one
+mid-sized file is changed and each algorithm re-indexes.
+
+Usage: ``python bench/index_scale.py [--workers N|auto] [--sizes small,large]``. The last line
+is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+PACKAGES = {"small": ("rdflib",), "large": ("rdflib", "temporalio", "openai")}
+RECORD_FILE = "semspec/processors/code_index/index_record.py"
+
+# Runs `semspec` from the given source root and prints the process's own peak memory (and its
+# children's) to stderr as the last line, after the command's own output.
+DRIVER = """
+import json, resource, sys
+sys.path.insert(0, sys.argv[1])
+from semspec.cli.app import app
+try:
+    app(["--repo", sys.argv[2], "index", "--json"])
+except SystemExit:
+    pass
+sys.stdout.flush()
+own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"peak_kb": own, "children_peak_kb": kids}), file=sys.stderr)
+"""
+
+IMPORTS = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+import pyoxigraph, rdflib, tree_sitter
+from semspec.cli.app import main
+from semspec.processors.code_index import index_repository
+from semspec.graph.store import embedded_store
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def baseline_source(into: Path) -> tuple[str, Path]:
+    """The commit before the index record, exported under ``into``."""
+    added = subprocess.run(
+        ["git", "log", "--format=%H", "--diff-filter=A", "-1", "--", RECORD_FILE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    rev = f"{added}^" if added else "HEAD"
+    archive = subprocess.run(
+        ["git", "archive", rev, "semspec"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return commit, into
+
+
+def build_tree(root: Path, packages: tuple[str, ...]) -> tuple[int, int]:
+    """Copy ``packages`` (without caches) into a new git repository; (files, lines) of Python."""
+    root.mkdir(parents=True)
+    for name in packages:
+        shutil.copytree(
+            SITE / "site-packages" / name, root / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "t")
+    sources = [p for p in root.rglob("*.py") if ".git" not in p.parts]
+    lines = sum(p.read_bytes().count(b"\n") for p in sources)
+    return len(sources), lines
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, env=_env())
+
+
+def _env() -> dict[str, str]:
+    keep = ("PATH", "HOME", "LANG", "TMPDIR")
+    return {k: os.environ[k] for k in keep if k in os.environ} | {"SEMSPEC_LOG_LEVEL": "warning"}
+
+
+def run_index(source: Path, repo: Path) -> dict[str, float | str | None]:
+    """One ``semspec index --json`` in a subprocess: wall time, peaks, its own timings."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(source), str(repo)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_env(),
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"index failed in {repo}:\n{done.stderr[-2000:]}")
+    peaks = json.loads(done.stderr.strip().splitlines()[-1])
+    report = json.loads(done.stdout)
+    timings = report.get("timings", {})
+    return {
+        "wall_s": round(wall, 3),
+        "index_s": timings.get("total_s"),
+        "peak_mb": round(peaks["peak_kb"] / 1024, 1),
+        "children_peak_mb": round(peaks["children_peak_kb"] / 1024, 1),
+        "indexed": len(report["indexed"]),
+        "baseline": report.get("baseline", "graph"),
+        "workers": report.get("workers"),
+    }
+
+
+def change_one_file(repo: Path) -> str:
+    """Append a line to the file of median size (a typical file, not the largest)."""
+    sources = sorted(
+        (p for p in repo.rglob("*.py") if ".git" not in p.parts), key=lambda p: p.stat().st_size
+    )
+    target = sources[len(sources) // 2]
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write("\nBENCH_CHANGED = 1\n")
+    return target.relative_to(repo).as_posix()
+
+
+def import_floor(source: Path) -> float:
+    """Peak memory (MB) of a process that only imports what the index needs."""
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORTS, str(source)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_env(),
+    ).stdout
+    return round(int(out.strip()) / 1024, 1)
+
+
+def write_workers(repo: Path, workers: str) -> None:
+    config = repo / ".semspec" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"index:\n  workers: {workers}\n", encoding="utf-8")
+
+
+def measure(size: str, work: Path, old: Path, workers: str) -> dict[str, Any]:
+    """Full and one-change runs of both algorithms over a fresh tree of ``size``."""
+    results: dict[str, Any] = {}
+    for name, source in (("previous", old), ("current", ROOT)):
+        repo = work / f"{size}-{name}"
+        files, lines = build_tree(repo, PACKAGES[size])
+        if name == "current":
+            write_workers(repo, workers)
+        full = run_index(source, repo)
+        changed = change_one_file(repo)
+        again = run_index(source, repo)
+        results[name] = {"full": full, "one_change": again, "changed": changed}
+        results |= {"files": files, "lines": lines}
+        print(json.dumps({"size": size, "algorithm": name, **results[name]}), flush=True)
+        shutil.rmtree(repo)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", default="auto", help="index.workers for the current runs")
+    parser.add_argument("--sizes", default="small,large")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="index-scale-") as tmp:
+        work = Path(tmp)
+        commit, old = baseline_source(work / "previous-source")
+        floor = import_floor(ROOT)
+        print(json.dumps({"baseline_commit": commit, "import_floor_mb": floor}), flush=True)
+        sizes = {size: measure(size, work, old, args.workers) for size in args.sizes.split(",")}
+    summary: dict[str, object] = {"baseline_commit": commit, "import_floor_mb": floor}
+    for size, found in sizes.items():
+        summary[f"lines_{size}"] = found["lines"]
+        summary[f"files_{size}"] = found["files"]
+    if {"small", "large"} <= sizes.keys():
+        summary |= _targets(sizes["small"], sizes["large"])
+    summary["cpus"] = os.cpu_count()
+    summary["workers"] = args.workers
+    print(json.dumps(summary))
+
+
+def _targets(small: dict[str, Any], large: dict[str, Any]) -> dict[str, Any]:
+    now_small, now_large, was_large = small["current"], large["current"], large["previous"]
+    full, incremental = now_large["full"], now_large["one_change"]
+    peak_small = max(now_small["full"]["peak_mb"], now_small["one_change"]["peak_mb"])
+    peak_large = max(full["peak_mb"], incremental["peak_mb"])
+    return {
+        "full_s_large": full["index_s"],
+        "incremental_s_large": incremental["index_s"],
+        "incremental_ratio": round(full["index_s"] / incremental["index_s"], 1),
+        "incremental_wall_s_large": incremental["wall_s"],
+        "peak_mb_large": peak_large,
+        "peak_mb_small": peak_small,
+        "memory_growth": round(peak_large / peak_small, 2),
+        "parse_process_peak_mb_large": full["children_peak_mb"],
+        "previous_full_wall_s_large": was_large["full"]["wall_s"],
+        "previous_incremental_wall_s_large": was_large["one_change"]["wall_s"],
+        "previous_peak_mb_large": max(
+            was_large["full"]["peak_mb"], was_large["one_change"]["peak_mb"]
+        ),
+        "full_wall_s_large": full["wall_s"],
+        "full_wall_ratio_vs_previous": round(was_large["full"]["wall_s"] / full["wall_s"], 2),
+        "incremental_wall_ratio_vs_previous": round(
+            was_large["one_change"]["wall_s"] / incremental["wall_s"], 1
+        ),
+    }
+
+
+if __name__ == "__main__":
+    main()
