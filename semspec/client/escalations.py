@@ -60,7 +60,7 @@ def answer(
             hint="e.g. --action retry --guidance 'handle the empty list'",
         )
     if normalized == "retry" and not (guidance or "").strip():
-        raise InputError("--action retry needs --guidance TEXT for the developer")
+        raise InputError("action retry needs guidance for the developer (--guidance TEXT)")
     if extra_retries < 0:
         raise InputError("--extra-retries must be 0 or more", hint="e.g. --extra-retries 2")
     if not math.isfinite(extra_usd) or extra_usd < 0:

@@ -1,5 +1,7 @@
-"""The task page (``/tasks/{task_id}``) and a gate's full log
-(``/tasks/{task_id}/gates/{iteration}/{index}/log``).
+"""The task page (``/tasks/{task_id}``), a gate's full log
+(``/tasks/{task_id}/gates/{iteration}/{index}/log``) and the task's agent steps
+(``/tasks/{task_id}/steps``: each model and tool call, from the events JetStream stored; see
+``task_steps``).
 
 The page reads the task's status (one query: its log holds the whole timeline, see
 ``task_timeline``) and its diff (pygit2, in a worker thread, cut to ``MAX_DIFF_CHARS``). It
@@ -11,12 +13,14 @@ Hooks for tests and scripts (stable): ``#summary`` (a ``<dl>``); ``#timeline`` w
 ``<section data-iteration="N">`` per iteration and ``<li data-kind="KIND">`` per entry (gate
 entries also ``data-gate`` and ``data-passed``); ``#gates`` (the latest run: ``<tr
 data-gate="NAME">``, output in ``<pre class="gate-output">``); ``#reviewer-context`` (``<tr
-data-section data-label data-tokens>``); ``#diff`` (``data-cut="true"`` when cut).
+data-section data-label data-tokens>``); ``#diff`` (``data-cut="true"`` when cut). The steps
+page: ``#steps`` with ``<tr data-iteration data-role data-kind>``.
 """
 
 from __future__ import annotations
 
 import anyio.to_thread
+import nats.errors
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -26,6 +30,7 @@ from semspec.client.task_client import task_status
 from semspec.console.state import ConsoleState
 from semspec.console.task_diff import task_diff
 from semspec.console.task_logs import LogRefused, open_gate_log, read_chunks
+from semspec.console.task_steps import task_steps
 from semspec.console.task_timeline import timeline
 from semspec.core.errors import NotFoundError, SemspecError
 from semspec.core.run_folder import run_dir_of
@@ -45,6 +50,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/tasks/{task_id}", task, name="task"),
         Route("/tasks/{task_id}/gates/{iteration:int}/{index:int}/log", gate_log, name="gate_log"),
+        Route("/tasks/{task_id}/steps", steps, name="task_steps"),
     ]
 
 
@@ -66,6 +72,19 @@ async def task(request: Request) -> Response:
         "budget": usd(status.budget_usd) if status.budget_usd is not None else "",
     }
     return state.render(request, "task.html", context)
+
+
+async def steps(request: Request) -> Response:
+    """Each model and tool call of the task's agents, from the stored step events."""
+    state: ConsoleState = request.app.state.console
+    task_id = request.path_params["task_id"]
+    read, problem = None, ""
+    try:
+        read = await task_steps(await state.nats(), task_id)
+    except (nats.errors.Error, SemspecError, OSError, TimeoutError) as exc:
+        problem = f"the stored events cannot be read: {exc}"
+    context = {"task_id": task_id, "read": read, "problem": problem, "usd": usd}
+    return state.render(request, "task_steps.html", context)
 
 
 async def gate_log(request: Request) -> Response:

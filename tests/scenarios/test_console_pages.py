@@ -163,6 +163,25 @@ def test_a_second_answer_to_the_same_question_is_refused_as_stale(
     assert f"not answered: task {answered.task_id} is not escalated" in note
 
 
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"action": "retry", "guidance": " "}, "retry needs guidance for the developer"),
+        ({"action": "extend_budget", "extra_retries": "two"}, "extra retries must be a whole"),
+        ({"action": "extend_budget", "extra_usd": "nan"}, "extra usd must be a number of US"),
+        ({"action": "approve", "extra_usd": "5"}, "--extra-usd goes with --action extend-budget"),
+        ({"action": "merge"}, "is not one of retry, approve, abort, extend-budget"),
+    ],
+)
+def test_an_answer_the_cli_would_refuse_is_refused_with_its_reason(
+    answered: Answered, console: Console, fields: dict[str, str], said: str
+) -> None:
+    form = {"escalation_id": answered.escalation_id, **fields}
+    sent = console.http.post("/inbox", data=form, headers={"Origin": console.origin})
+    note = _between(console.http.get(sent.headers["location"]).text, 'id="note"', "</p>")
+    assert 'data-ok="false"' in note and said in note, note
+
+
 def test_an_answer_from_another_origin_is_refused(answered: Answered, console: Console) -> None:
     form = {"escalation_id": answered.escalation_id, "action": "abort"}
     sent = console.http.post("/inbox", data=form, headers={"Origin": "http://evil.example"})
@@ -194,6 +213,16 @@ def test_the_task_page_shows_gate_output_log_links_and_the_sops_the_reviewer_was
         assert f'data-kind="{kind}"' in timeline, kind
     diff = _between(html, 'id="diff"', "</pre>")
     assert "format_without_hash" in diff
+
+
+def test_the_steps_page_lists_each_agent_step_of_the_task_from_the_stored_events(
+    answered: Answered, console: Console
+) -> None:
+    html = console.http.get(f"/tasks/{answered.task_id}/steps").text
+    rows = re.findall(r'data-iteration="(\d+)" data-role="(\w+)"', html)
+    # The scripted developer's turn in each iteration, and the review of the second.
+    assert rows == [("1", "developer"), ("2", "developer"), ("2", "reviewer")], html
+    assert 'id="older-unread"' not in html
 
 
 def test_hostile_sop_titles_and_gate_output_render_as_text(
