@@ -159,6 +159,7 @@ def _context(data: Mapping[str, Any]) -> ReviewContextUse | None:
         used_tokens=_int(raw.get("used_tokens")),
         items=items,
         dropped=[str(d) for d in _list(raw.get("dropped"))],
+        unlisted=_int(raw.get("unlisted")),
     )
 
 

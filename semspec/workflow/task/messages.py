@@ -425,6 +425,8 @@ class ReviewContextUse:
     items: list[ContextItem] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     """``section: label`` of each item the budget left out."""
+    unlisted: int = 0
+    """Items and left-out items beyond those listed: each review's record stays small."""
 
 
 @dataclass(frozen=True)

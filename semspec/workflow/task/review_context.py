@@ -18,6 +18,9 @@ from semspec.workflow.context.windows import role_window_in
 from semspec.workflow.task.context_activities import graph_of, repo_config
 from semspec.workflow.task.messages import ContextItem, ReviewContextUse, TaskSpec
 
+MAX_LISTED_ITEMS = 60
+"""Items (and left-out items) a review records: the task's log carries one record per review."""
+
 
 def reviewer_window(repo: Path, config: SemspecConfig, model: str | None = None) -> int:
     """Context window of the reviewer role; ``model`` is the model a task was submitted with
@@ -81,12 +84,16 @@ def review_context_used(
     return assembled.text, context_use(assembled)
 
 
-def context_use(assembled: AssembledContext) -> ReviewContextUse:
-    """Each item of ``assembled`` with its tokens, and what the budget left out."""
+def context_use(assembled: AssembledContext, most: int = MAX_LISTED_ITEMS) -> ReviewContextUse:
+    """Each item of ``assembled`` with its tokens, and what the budget left out: at most
+    ``most`` of each, in context order, and how many more there were."""
     items = [
         ContextItem(section.name, label, tokens, label in section.trimmed)
         for section in assembled.sections
         for label, tokens in section.item_tokens.items()
     ]
     dropped = [f"{s.name}: {label}" for s in assembled.sections for label in s.dropped]
-    return ReviewContextUse(assembled.budget_tokens, assembled.used_tokens, items, dropped)
+    unlisted = max(len(items) - most, 0) + max(len(dropped) - most, 0)
+    return ReviewContextUse(
+        assembled.budget_tokens, assembled.used_tokens, items[:most], dropped[:most], unlisted
+    )
