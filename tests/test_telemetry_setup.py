@@ -8,16 +8,27 @@ import re
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import grpc  # type: ignore[import-untyped]
 import pytest
 import yaml
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import (
+    TraceServiceServicer,
+    add_TraceServiceServicer_to_server,
+)
 from pydantic import ValidationError
 
 from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig, TelemetryConfig
 from semspec.core.telemetry.monitor_metrics import COST, EVENTS, LAG, SIGNALS, TASKS
-from semspec.core.telemetry.otel import OtelTelemetry
+from semspec.core.telemetry.otel import OtelTelemetry, exporting
 from semspec.core.telemetry.types import Telemetry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,3 +133,35 @@ def test_the_docs_config_example_validates_and_names_every_metric_the_monitor_ha
     assert config.telemetry.enabled
     documented = set(re.findall(r"^\| `(semspec\.monitor\.[a-z.]+)` \|", page, re.M))
     assert documented == {EVENTS, SIGNALS, COST, TASKS, LAG}
+
+
+class Collector(TraceServiceServicer):
+    """An OTLP/gRPC trace receiver keeping the names of the spans it is sent."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def Export(self, request: ExportTraceServiceRequest, context: Any) -> Any:
+        for resource_spans in request.resource_spans:
+            for scope in resource_spans.scope_spans:
+                self.names += [span.name for span in scope.spans]
+        return ExportTraceServiceResponse()
+
+
+def test_spans_reach_a_grpc_receiver_when_the_protocol_is_grpc() -> None:
+    collector = Collector()
+    server = grpc.server(ThreadPoolExecutor(max_workers=2))
+    add_TraceServiceServicer_to_server(collector, server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        settings = TelemetryConfig(
+            enabled=True, protocol="grpc", endpoint=f"http://127.0.0.1:{port}"
+        )
+        traces = exporting(settings, "cli")
+        with traces.span("task submit", {"semspec.task.id": "t1"}):
+            pass
+        traces.shutdown()
+    finally:
+        server.stop(grace=None)
+    assert collector.names == ["task submit"]

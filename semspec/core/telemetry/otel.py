@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from temporalio.client import Client
 
 INSTRUMENTATION = "semspec"
+EXPORT_TIMEOUT_S = 3.0
+"""How long one export may take, retries included: ``task submit`` waits this long at exit
+when the receiver does not answer (the worker and the monitor export in the background)."""
 _KINDS = {
     "internal": trace.SpanKind.INTERNAL,
     "client": trace.SpanKind.CLIENT,
@@ -170,5 +173,10 @@ def _exporter(config: TelemetryConfig, signal: str) -> Any:
     name = "OTLPSpanExporter" if signal == "traces" else "OTLPMetricExporter"
     exporter = getattr(importlib.import_module(module), name)
     if grpc:
-        return exporter(endpoint=receiver, insecure=receiver.startswith("http://"), headers=headers)
-    return exporter(endpoint=f"{receiver}/v1/{signal}", headers=headers)
+        return exporter(
+            endpoint=receiver,
+            insecure=receiver.startswith("http://"),
+            headers=headers,
+            timeout=EXPORT_TIMEOUT_S,
+        )
+    return exporter(endpoint=f"{receiver}/v1/{signal}", headers=headers, timeout=EXPORT_TIMEOUT_S)
