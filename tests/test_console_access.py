@@ -251,8 +251,19 @@ def test_ui_serves_the_stack_on_loopback_and_prints_its_url(stack: Stack) -> Non
             assert proc.wait(timeout=30) == 0
 
 
+def test_the_board_says_why_when_temporal_does_not_answer(stack: Stack) -> None:
+    with logged_in(stack) as client:
+        assert client.get("/").status_code == 200
+        stack.kill("temporal")
+        board = client.get("/")
+        assert client.get("/monitor").status_code == 200  # NATS still answers
+    assert board.status_code == 503
+    assert '<p class="problem" role="alert">Tasks cannot be listed now:' in board.text
+    assert 'data-column="running"' in board.text  # the live feed can still fill it
+
+
 def test_up_prints_the_console_url_and_down_stops_the_console(stack: Stack) -> None:
-    # Last in this module: it stops the module's stack.
+    # Last in this module: it stops the module's stack. `up` brings back what died before.
     address, secret = console_of(stack)
     again = stack.cli("up")
     assert again.returncode == 0, again.stderr

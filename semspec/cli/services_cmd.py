@@ -71,19 +71,16 @@ def _with_console_url(ctx: typer.Context, statuses: list[ServiceStatus]) -> list
     serving = ("started", "already running", "up", "restarted")
     if not any(s.name == "console" and s.state in serving and s.pid for s in statuses):
         return statuses
-    from semspec.console.auth import read_secret
+    from semspec.console.auth import login_url
     from semspec.core.run_folder import run_dir_of
 
     cli = cli_context(ctx)
-    secret = read_secret(run_dir_of(cli.config, cli.repo))
-    if secret is None:
-        return statuses
-    return [
-        replace(s, extra={**(s.extra or {}), "url": f"{s.address}/?token={secret}"})
-        if s.name == "console" and s.state in serving
-        else s
-        for s in statuses
-    ]
+    run_dir = run_dir_of(cli.config, cli.repo)
+    shown = []
+    for s in statuses:
+        url = login_url(s.address, run_dir) if s.name == "console" and s.state in serving else None
+        shown.append(replace(s, extra={**(s.extra or {}), "url": url}) if url else s)
+    return shown
 
 
 def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:

@@ -83,6 +83,13 @@ def console_url(port: int, secret: str | None = None, path: str = "/") -> str:
     return f"{base}?{urlencode({TOKEN_PARAM: secret})}" if secret else base
 
 
+def login_url(address: str, run_dir: Path) -> str | None:
+    """The URL that logs a browser in to the console serving at ``address``
+    (``http://127.0.0.1:PORT``) with the secret kept in ``run_dir``; None without one."""
+    secret = read_secret(run_dir)
+    return f"{address}/?{urlencode({TOKEN_PARAM: secret})}" if secret else None
+
+
 def cookie_name(port: int) -> str:
     """The session cookie's name. Cookies do not keep ports apart, so two stacks' consoles on
     one machine would overwrite each other's cookie under one name."""

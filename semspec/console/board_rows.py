@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from temporalio.client import WorkflowQueryFailedError
@@ -23,6 +24,8 @@ BOARD_COLUMNS = ("running", "escalated", "halted", "approved", "failed")
 LIMIT = 500
 """Tasks the board shows, newest first."""
 QUERIES_AT_ONCE = 8
+LIST_TIMEOUT = timedelta(seconds=3)
+"""How long Temporal may take to list the tasks before the board says it does not answer."""
 STATUS_TIMEOUT_S = 5.0
 """How long one task's status may take before its row shows what Temporal alone knows."""
 
@@ -51,7 +54,7 @@ async def board_rows(client: Client, limit: int = LIMIT) -> list[BoardRow]:
     """Every task's row, newest first; statuses are asked for a few at a time."""
     query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
     found: dict[str, tuple[str, str]] = {}
-    async for wf in client.list_workflows(query, limit=limit):
+    async for wf in client.list_workflows(query, limit=limit, rpc_timeout=LIST_TIMEOUT):
         if wf.id not in found:
             started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
             found[wf.id] = (state_name(wf.status), started)

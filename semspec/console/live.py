@@ -161,7 +161,9 @@ def row_fields(data: object) -> dict[str, Any]:
         case ContextPayload():
             return {"pressure": data.pressure, "utilization": data.utilization}
         case EscalationRaised():
-            return {"state": "escalated", "phase": "escalated", "retries": data.retries} | cost(
+            # A halt signal stops the task as an escalation from the monitor.
+            state = "halted" if data.source == "halt" else "escalated"
+            return {"state": state, "phase": "escalated", "retries": data.retries} | cost(
                 data.cost_usd
             )
         case EscalationResolved():

@@ -29,6 +29,7 @@ from semspec.demo.story import MUL_TASK, SUB_TASK
 from semspec.demo.summary import DemoSummary, TaskRecord
 from semspec.demo.tasks import TaskRunner, task_input
 from semspec.services.connect import Endpoints, temporal_client
+from semspec.services.supervisor import ServiceStatus
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ def run_demo(config: SemspecConfig, repo: Path, options: DemoOptions, out: Conso
     statuses, endpoints = start_stack(config, repo, lambda msg: out.print(f"  {msg}", markup=False))
     if endpoints.ui_url:
         out.print(f"Temporal Web UI: {endpoints.ui_url}", markup=False)
+    console = console_address(config, repo, statuses)
+    if console:
+        out.print(f"semspec console: {console}", markup=False)
     workdir = Path(tempfile.mkdtemp(prefix="semspec-demo-"))
     sample = create_sample_repo(workdir / "calc", endpoints, config)
     out.print(
@@ -89,7 +93,17 @@ def run_demo(config: SemspecConfig, repo: Path, options: DemoOptions, out: Conso
         knowledge=knowledge,
         steps=steps,
         resolve_command=command,
+        console_url=console,
     )
+
+
+def console_address(config: SemspecConfig, repo: Path, statuses: list[ServiceStatus]) -> str | None:
+    """The URL (with the stack's secret) of the console ``up`` started, if it did."""
+    from semspec.console.auth import login_url
+    from semspec.core.run_folder import run_dir_of
+
+    console = next((s for s in statuses if s.name == "console" and s.pid), None)
+    return login_url(console.address, run_dir_of(config, repo)) if console else None
 
 
 def _print_kept(out: Console, sample: Path, tasks: list[TaskRecord]) -> None:

@@ -165,3 +165,5 @@ class DemoSummary:
     steps: list[StepRecord]
     resolve_command: str | None = None
     """Set when the demo left an escalation for the user to answer (no ``--yes``)."""
+    console_url: str | None = None
+    """The web console's URL with the stack's secret, when ``up`` started it."""
