@@ -45,8 +45,10 @@ SECURITY_HEADERS: dict[str, str] = {
     ),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    # The first URL carries the secret: no page may hand it on as a referrer.
-    "Referrer-Policy": "no-referrer",
+    # The first URL carries the secret: no page may hand it on to another origin as a referrer.
+    # Not ``no-referrer``: under it a browser sends ``Origin: null`` with the pages' own form
+    # POSTs, and the same-origin check below would refuse every answer from the inbox.
+    "Referrer-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
