@@ -21,6 +21,7 @@ import pytest
 
 from semspec.console.auth import SECRET_FILE, cookie_name
 from semspec.console.live import QUEUE_SIZE, RELOAD, Listener, LiveMessage
+from semspec.core.config.models import RiskLevel
 from semspec.core.run_folder import cmdline_of
 from semspec.vocabulary.events import UserSignal
 from semspec.vocabulary.signal_evidence import ConflictEvidence
@@ -97,7 +98,7 @@ def test_the_token_gives_a_strict_http_only_cookie_and_leaves_the_address_bar(
     flags = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/"} <= flags
     assert secret not in cookie  # the cookie is not the URL's token
-    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert answer.headers["referrer-policy"] == "same-origin"
     with logged_in(stack) as client:
         assert client.get("/monitor").status_code == 200
 
@@ -143,7 +144,9 @@ def test_the_board_lists_a_submitted_task_with_a_link_to_it(stack: Stack) -> Non
     script = [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}]
     done = stack.submit_scripted(task_id, script, "--wait", "--json")
     assert done.returncode == 0, done.stderr
+    asyncio.run(publish_signal(stack.nats_url(), conflict(task_id, "warn")))
     row = f'<tr id="task-{task_id}" data-task-id="{task_id}" data-state="approved">'
+    signal_cell = '<td data-field="signal">warn: conflicting_changes</td>'
     deadline = time.monotonic() + 20
     with logged_in(stack) as client:
         # Temporal's list of workflows catches up with a closed one a moment later.
@@ -151,24 +154,18 @@ def test_the_board_lists_a_submitted_task_with_a_link_to_it(stack: Stack) -> Non
             board = client.get("/")
             assert board.status_code == 200
             approved = board.text.split('data-column="approved"', 1)[1].split("</table>", 1)[0]
-            if row in approved or time.monotonic() > deadline:
+            if signal_cell in approved or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
     assert board.headers["cache-control"] == "no-store"
     assert row in approved, board.text
     assert f'<a href="/tasks/{task_id}">' in approved
+    assert signal_cell in approved.split(row, 1)[1].split("</tr>", 1)[0]
 
 
 def test_the_event_stream_delivers_a_signal_published_on_nats(stack: Stack) -> None:
-    signal_id = f"sig-{uuid.uuid4().hex[:8]}"
-    sent = UserSignal(
-        signal_id=signal_id,
-        task_id="some-task",
-        level="warn",
-        reason="conflicting_changes",
-        evidence=ConflictEvidence(event_id="e1", files=["calc.py"], other_tasks=["other"]),
-        message="task some-task: <b>conflict</b>",
-    )
+    sent = conflict("some-task", "warn", message="task some-task: <b>conflict</b>")
+    signal_id = sent.signal_id
     with logged_in(stack) as client, client.stream("GET", "/events") as events:
         assert events.status_code == 200
         assert events.headers["content-type"].startswith("text/event-stream")
@@ -182,14 +179,8 @@ def test_the_event_stream_delivers_a_signal_published_on_nats(stack: Stack) -> N
 
 
 def test_the_monitor_shows_stored_signals_rule_hits_lag_and_dead_letters(stack: Stack) -> None:
-    signal_id = f"sig-{uuid.uuid4().hex[:8]}"
-    sent = UserSignal(
-        signal_id=signal_id,
-        task_id="watched",
-        level="halt",
-        reason="conflicting_changes",
-        evidence=ConflictEvidence(event_id="e2", files=["calc.py"], other_tasks=["other"]),
-    )
+    sent = conflict("watched", "halt")
+    signal_id = sent.signal_id
     asyncio.run(publish_signal(stack.nats_url(), sent))
     # Not a loop event: the monitor moves it to the dead-letter stream.
     asyncio.run(publish_raw(stack.nats_url(), "agent.monitor.iteration", b'{"not": "an event"}'))
@@ -281,6 +272,18 @@ def test_up_prints_the_console_url_and_down_stops_the_console(stack: Stack) -> N
     assert cmdline_of(pid) is None
     with pytest.raises(httpx.ConnectError):
         httpx.get(address + "/", timeout=2)
+
+
+def conflict(task_id: str, level: RiskLevel, message: str = "") -> UserSignal:
+    """A ``conflicting_changes`` signal about ``task_id`` at ``level``, with a new id."""
+    return UserSignal(
+        signal_id=f"sig-{uuid.uuid4().hex[:8]}",
+        task_id=task_id,
+        level=level,
+        reason="conflicting_changes",
+        evidence=ConflictEvidence(event_id="e1", files=["calc.py"], other_tasks=["other"]),
+        message=message,
+    )
 
 
 async def publish_signal(nats_url: str, sent: UserSignal) -> None:

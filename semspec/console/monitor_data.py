@@ -26,7 +26,7 @@ from semspec.vocabulary.subjects import (
 
 if TYPE_CHECKING:
     from nats.js import JetStreamContext
-    from nats.js.api import RawStreamMsg
+    from nats.js.api import RawStreamMsg, StreamState
 
 RECENT_SIGNALS = 200
 """Stored signals the page reads (newest): its stream and its counts by rule."""
@@ -97,14 +97,7 @@ async def _signals(js: JetStreamContext, view: MonitorView) -> None:
         return
     stored = info.state.subjects or {}
     view.by_level = {level: stored.get(signal_subject(level), 0) for level in SIGNAL_LEVELS}
-    messages = await _newest(
-        js, SIGNAL_STREAM, info.state.first_seq, info.state.last_seq, RECENT_SIGNALS
-    )
-    for message in messages:
-        try:
-            view.signals.append(UserSignal.from_json(message.data or b""))
-        except ValidationError:
-            continue
+    view.signals = await newest_signals(js, info.state, RECENT_SIGNALS)
     hits: dict[str, Counter[str]] = {}
     for signal in view.signals:
         hits.setdefault(signal.reason, Counter())[signal.level] += 1
@@ -112,6 +105,30 @@ async def _signals(js: JetStreamContext, view: MonitorView) -> None:
         (RuleHits(rule, dict(levels), sum(levels.values())) for rule, levels in hits.items()),
         key=lambda hit: (-hit.total, hit.rule),
     )
+
+
+async def latest_signal_by_task(js: JetStreamContext) -> dict[str, UserSignal]:
+    """The newest stored signal of each task among the newest ``RECENT_SIGNALS``."""
+    try:
+        info = await js.stream_info(SIGNAL_STREAM)
+    except NotFoundError:
+        return {}
+    latest: dict[str, UserSignal] = {}
+    for signal in await newest_signals(js, info.state, RECENT_SIGNALS):
+        latest.setdefault(signal.task_id, signal)
+    return latest
+
+
+async def newest_signals(js: JetStreamContext, stored: StreamState, count: int) -> list[UserSignal]:
+    """Up to ``count`` of the newest signals the stream holds, newest first; what does not
+    parse (another version's) is left out."""
+    found = []
+    for message in await _newest(js, SIGNAL_STREAM, stored.first_seq, stored.last_seq, count):
+        try:
+            found.append(UserSignal.from_json(message.data or b""))
+        except ValidationError:
+            continue
+    return found
 
 
 async def _lag(js: JetStreamContext, view: MonitorView) -> None:
