@@ -247,9 +247,9 @@ def test_index_json_reports_timings_and_no_progress_bar(repo: Path) -> None:
     assert "files/s" not in result.stderr
 
 
-def test_index_through_the_cli_keeps_its_record_beside_the_graph(repo: Path) -> None:
+def test_index_through_the_cli_keeps_its_record_in_the_run_directory(repo: Path) -> None:
     runner = CliRunner()
     runner.invoke(app, ["--repo", str(repo), "index"])
-    assert (repo / ".semspec" / "graph.index.sqlite").is_file()
+    assert (repo / ".semspec" / "run" / "code-index.sqlite").is_file()
     again = runner.invoke(app, ["--repo", str(repo), "index", "--json"])
     assert json.loads(again.stdout)["baseline"] == "record"

@@ -15,6 +15,7 @@ from semspec.core import telemetry
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.index_activity import reindex_changes
 from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.workflows import TaskWorkflow
@@ -65,6 +66,7 @@ def build_worker(
             context_activities.check_budget,
             context_activities.checkpoint,
             context_activities.finalize,
+            reindex_changes,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         activity_executor=activity_threads(),

@@ -43,7 +43,7 @@ class Unchanged:
 
     rel: str
     hash: str
-    stat: os.stat_result
+    stat: os.stat_result | None
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ class Parsed:
 
     rel: str
     hash: str
-    stat: os.stat_result
+    stat: os.stat_result | None
+    """None for content not read from the working tree (a commit's blob)."""
     update: str | None
     facts: FileFacts | None
 
@@ -89,17 +90,25 @@ class ParseSettings:
 
 
 def parse_file(
-    settings: ParseSettings, job: ParseJob, extract: Extractor = extract_facts
+    settings: ParseSettings,
+    job: ParseJob,
+    extract: Extractor = extract_facts,
+    content: bytes | None = None,
 ) -> Outcome:
-    """Read ``job``'s file and, when its content is new, extract its facts."""
-    repo = Path(settings.repo)
-    try:
-        # The stat is taken before the read: a write during the read leaves a stat that no
-        # longer matches, so the next run reads the file again.
-        stat = os.lstat(repo / job.rel)
-        source = read_source(repo, job.rel, settings.max_bytes)
-    except (NotIndexable, OSError) as exc:
-        return NotRead(job.rel, str(exc) if isinstance(exc, NotIndexable) else "gone")
+    """Read ``job``'s file (or take its ``content`` as given) and, when the content is new,
+    extract its facts."""
+    stat: os.stat_result | None = None
+    if content is not None:
+        source = content
+    else:
+        repo = Path(settings.repo)
+        try:
+            # The stat is taken before the read: a write during the read leaves a stat that
+            # no longer matches, so the next run reads the file again.
+            stat = os.lstat(repo / job.rel)
+            source = read_source(repo, job.rel, settings.max_bytes)
+        except (NotIndexable, OSError) as exc:
+            return NotRead(job.rel, str(exc) if isinstance(exc, NotIndexable) else "gone")
     digest = source_hash(source)
     if digest == job.known_hash:
         return Unchanged(job.rel, digest, stat)

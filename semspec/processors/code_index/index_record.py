@@ -28,6 +28,7 @@ from pathlib import Path
 from rdflib import Literal, URIRef
 
 from semspec.core.config.models import IndexConfig, SemspecConfig
+from semspec.core.run_folder import run_dir_of
 from semspec.graph.store import GraphStore
 
 EXTRACTOR_VERSION = 1
@@ -75,10 +76,9 @@ def settings_fingerprint(config: IndexConfig) -> str:
 
 
 def record_path(config: SemspecConfig, repo: Path) -> Path:
-    """Where the record of the repository's code graph lives: beside the graph directory."""
-    graph = Path(config.graph.path)
-    graph = graph if graph.is_absolute() else repo / graph
-    return graph.with_name(graph.name + ".index.sqlite")
+    """Where the record of the repository's code graph lives: in the run directory, which
+    git does not see (``semspec init`` excludes it) and losing which costs one slower run."""
+    return run_dir_of(config, repo) / "code-index.sqlite"
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,14 @@ class IndexRecord:
         """Note that the graph now carries the marker of ``record_id``."""
         with self._transaction():
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('record_id', ?)", (record_id,))
+
+    def describes(self, marker: Marker | None, settings: str) -> bool:
+        """Whether this record is the one the graph's ``marker`` names, for ``settings``."""
+        return (
+            marker is not None
+            and self.meta("record_id") == marker.record_id
+            and self.meta("settings") == settings
+        )
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)

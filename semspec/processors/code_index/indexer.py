@@ -226,12 +226,7 @@ def _baseline(store: GraphStore, path: Path | None, config: IndexConfig) -> Iter
     try:
         marker = read_marker(store)
         settings = settings_fingerprint(config)
-        if (
-            record is not None
-            and marker is not None
-            and record.meta("record_id") == marker.record_id
-            and record.meta("settings") == settings
-        ):
+        if record is not None and record.describes(marker, settings):
             rows = record.rows()
             yield _Baseline(rows, set(rows), record, trusted=True)
             return

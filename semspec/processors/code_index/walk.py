@@ -115,8 +115,16 @@ def read_source(repo: Path, rel: str, max_bytes: int) -> bytes:
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise NotIndexable(f"unreadable: {exc.strerror or exc}") from exc
-    if len(data) > max_bytes:
-        raise NotIndexable(f"too large (> {max_bytes} bytes)")
-    if b"\0" in data[:SNIFF_BYTES]:
-        raise NotIndexable("binary (NUL byte)")
+    refusal = content_refusal(data, max_bytes)
+    if refusal is not None:
+        raise NotIndexable(refusal)
     return data
+
+
+def content_refusal(data: bytes, max_bytes: int) -> str | None:
+    """Why bytes read for a source file are not indexed (too large, binary), or None."""
+    if len(data) > max_bytes:
+        return f"too large (> {max_bytes} bytes)"
+    if b"\0" in data[:SNIFF_BYTES]:
+        return "binary (NUL byte)"
+    return None

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, replace
+from datetime import timedelta
 from typing import Any, NoReturn
 
 from temporalio import workflow
@@ -85,6 +86,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
     from semspec.workflow.task.dollars import usd
     from semspec.workflow.task.escalations import Escalations, UnsignedAnswer
+    from semspec.workflow.task.index_activity import ReindexInput, reindex_changes
     from semspec.workflow.task.messages import (
         TASK_START,
         BudgetInput,
@@ -118,6 +120,10 @@ EVENT_OUTBOX = "loop-event-outbox"
 """Patch id: runs from here on queue loop events in an outbox and never drop one."""
 USAGE_MEMO_PATCH = "usage-memo"
 """Patch id: runs from here on write their usage to the Temporal memo after each agent turn."""
+REINDEX_PATCH = "reindex-after-approval"
+"""Patch id: runs from here on index the files an approved commit changed (``task.reindex``)."""
+REINDEX_TIMEOUT = timedelta(minutes=5)
+"""Long enough for ``index_activity.MAX_PATHS`` files on a slow disk."""
 REFUSALS_LOGGED = 3
 """Refused signals beyond this many are only counted: a flood must not grow the task log."""
 
@@ -274,6 +280,8 @@ class TaskWorkflow:
         # The outcome becomes visible only once the bookkeeping is done: whoever waits for it
         # (`task submit --wait`, the demo) may then read the graph or remove the repository.
         status.phase = "finishing"
+        if outcome == "approved" and status.commit_id and status.base_commit:
+            await self._reindex(status.base_commit, status.commit_id)
         review = self._state.last_review
         step = await self._activities.start(
             finalize,
@@ -308,6 +316,30 @@ class TaskWorkflow:
             iterations=status.iteration,
             branch=status.branch,
             status=status,
+        )
+
+    async def _reindex(self, base_commit: str, commit_id: str) -> None:
+        """Bring the code graph up to the approved commit; a failure is logged, never fatal."""
+        if not workflow.patched(REINDEX_PATCH):
+            return
+        try:
+            step = await self._activities.start(
+                reindex_changes,
+                ReindexInput(self._inp.spec.repo_path, base_commit, commit_id),
+                REINDEX_TIMEOUT,
+            )
+        except ActivityError as err:
+            if was_cancelled(err):
+                raise asyncio.CancelledError() from err
+            self._log("index", f"code graph not updated: {message_of(err)}")
+            return
+        counts = {"indexed": step.indexed, "removed": step.removed, "failed": step.failed}
+        left = f", {step.left_over} more left for `semspec index`" if step.left_over else ""
+        self._log(
+            "index",
+            f"code graph updated: {len(step.indexed)} indexed, {len(step.removed)} removed, "
+            f"{len(step.failed)} failed{left}",
+            counts,
         )
 
     async def _check_budget(self) -> BudgetOutcome:
