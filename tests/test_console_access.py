@@ -211,6 +211,16 @@ def test_a_page_that_falls_behind_gets_one_reload_and_nothing_more() -> None:
     assert listener.queue.empty()
 
 
+def test_up_leaves_the_console_out_when_the_config_turns_it_off(tmp_path: Path) -> None:
+    config = sample_config([check_gate()], console={"enabled": False})
+    with running_stack(tmp_path, config) as quiet:
+        assert "console" not in quiet.records()
+        again = quiet.cli("up")
+        assert again.returncode == 0, again.stderr
+        assert "semspec console:" not in again.stdout
+        assert [s["name"] for s in quiet.cli_json("status")][-1] == "monitor"
+
+
 def test_ui_without_a_running_stack_says_to_start_one(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", sample_config([check_gate()]))
     done = subprocess.run(
