@@ -12,6 +12,8 @@ The contract the page modules build on:
 | ``forms`` | ``read_form(request)``: a POST handler's form, after the same-origin check |
 | ``live`` | ``LiveFeed``: one NATS subscription set fanned out to every open page (SSE) |
 | ``board_page``, ``monitor_page`` | ``/`` and ``/monitor`` |
+| ``board_rows``, ``monitor_data`` | what the board and the monitor show, from Temporal and NATS |
+| ``serve`` | ``semspec ui``'s server: uvicorn on a loopback socket |
 | ``task_page``, ``inbox_page``, ``knowledge_page`` | ``/tasks/{id}``, ``/inbox``, ``/knowledge`` |
 
 Each page module exports ``routes() -> list[BaseRoute]``; ``app`` mounts them all.
