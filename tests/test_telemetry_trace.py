@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
@@ -19,18 +20,20 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from semspec.client.plan_client import submit_plan
+from semspec.client.task_client import submit
 from semspec.core import telemetry
 from semspec.core.telemetry.otel import OtelTelemetry
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.plan.workflows import PlanWorkflow
-from semspec.workflow.task.messages import TaskResult
+from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_task import approve_reply, developer_replies, sample_repo
-from tests.support.owner import OWNER, OWNER_KEY
+from tests.support.owner import OWNER, OWNER_KEY, answer
+from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, wait_for_phase, write_script
 from tests.test_llm_task_e2e_retries import run_task
-from tests.test_plan_workflow import approving, plan_of
+from tests.test_plan_workflow import APPROVE, approving, plan_of
 
 TOOLS = ["list_dir", "search", "read", "write_file", "submit"]
 
@@ -170,3 +173,39 @@ async def test_each_task_of_a_plan_started_untraced_is_one_trace(
         names = [s.name for s in trace]
         assert names.count("RunWorkflow:TaskWorkflow") == 1
         assert {"RunActivity:task.develop", "execute_tool write_file", "gate check"} <= set(names)
+
+
+async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(
+    temporal_client: Client,
+    task_queue: str,
+    spans: InMemorySpanExporter,
+    git_repo: Path,
+    tmp_path: Path,
+) -> None:
+    iterations: list[dict[str, Any]] = [
+        {"developer": {"write": {"calc.py": BROKEN_CALC}}},
+        {"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE},
+    ]
+    task_id = f"taken-over-{uuid.uuid4().hex[:8]}"
+    inp = task_input(
+        git_repo, write_script(tmp_path / "s.yaml", iterations), task_id, max_retries=0
+    )
+    handle = temporal_client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
+    with telemetry.installed(OtelTelemetry.in_memory(spans)):
+        async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+            await submit(temporal_client, task_queue, inp, OWNER)
+            await wait_for_phase(handle, "escalated")
+        # The first worker is gone with its cache: the next one replays the whole history.
+        async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+            await answer(handle, Resolution("retry", "add must add"))
+            result = await handle.result()
+    found = spans.get_finished_spans()
+    names = [s.name for s in found]
+
+    assert result.outcome == "approved"
+    assert {s.context.trace_id for s in found} == {found[0].context.trace_id}
+    assert names.count("RunWorkflow:TaskWorkflow") == 1
+    assert names.count("StartActivity:task.develop") == names.count("RunActivity:task.develop") == 2
+    assert names.count("gate check") == 2
+    assert names.count("HandleUpdate:resolve_escalation") == 1
+    assert "HandleQuery:status" not in names  # the status polls carried no trace

@@ -104,12 +104,9 @@ class OtelTelemetry(Telemetry):
     def _tracing(self) -> Any:
         """The one tracing interceptor of this telemetry (client and worker sides)."""
         if self._interceptor is None:
-            from temporalio.contrib.opentelemetry import TracingInterceptor
+            from semspec.core.telemetry.tracing import SemspecTracing
 
-            # Spans also for workflows started untraced: a plan's tasks are then each one trace
-            # (from the plan starting it); without a client span, each step of a workflow is
-            # a trace of its own. Replays add no span either way.
-            self._interceptor = TracingInterceptor(self._tracer, always_create_workflow_spans=True)
+            self._interceptor = SemspecTracing(self._tracer)
         return self._interceptor
 
     def worker_interceptors(self, client: Client) -> list[Any]:
