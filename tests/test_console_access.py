@@ -99,6 +99,8 @@ def test_the_token_gives_a_strict_http_only_cookie_and_leaves_the_address_bar(
     assert {"httponly", "samesite=strict", "path=/"} <= flags
     assert secret not in cookie  # the cookie is not the URL's token
     assert answer.headers["referrer-policy"] == "same-origin"
+    away = httpx.get(address + "//evil.example/x", params={"token": secret}, timeout=10)
+    assert away.headers["location"] == "/evil.example/x"  # never to another site
     with logged_in(stack) as client:
         assert client.get("/monitor").status_code == 200
 

@@ -118,8 +118,11 @@ class ConsoleAccess:
         self.session = session_value(secret)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # the console serves no websockets
+            await send({"type": "websocket.close", "code": 1008})
             return
         refused = self.refusal(scope)
         if refused is not None:
@@ -162,7 +165,8 @@ class ConsoleAccess:
         """The right token: the session cookie, and the same page again without the token."""
         url = URL(scope=scope)
         kept = [(k, v) for k, v in QueryParams(url.query).multi_items() if k != TOKEN_PARAM]
-        target = url.path + (f"?{urlencode(kept)}" if kept else "")
+        # One leading slash: "//host/..." would send the browser to another site.
+        target = "/" + url.path.lstrip("/") + (f"?{urlencode(kept)}" if kept else "")
         response = RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
         response.set_cookie(
             cookie_name(port),
