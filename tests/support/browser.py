@@ -4,9 +4,10 @@ Nothing is downloaded: Playwright (from PyPI) launches the ``chromium`` the syst
 installed (``.ci/run`` installs it on CI). A machine without it skips the browser tests with the
 reason, except on CI (``CI`` set), where a missing browser fails them instead of hiding them.
 
-``chromium()`` gives a launched browser; ``screenshot`` saves a full page under a folder and
-prints its path (``pytest -s`` shows it); ``OtherOrigin`` serves one page of our own on another
-loopback port, the stand-in for a hostile site the user has open next to the console.
+``chromium()`` gives a launched browser; ``opened`` a page at a URL; ``screenshot`` saves a
+full page under a folder and prints its path (``pytest -s`` shows it); ``other_origin`` serves
+one page of our own on another loopback port, the stand-in for a hostile site the user has open
+next to the console.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 CHROMIUM = Path("/usr/bin/chromium")
 WAIT_MS = 15_000
@@ -42,6 +43,7 @@ def require_chromium() -> Path:
 async def chromium() -> AsyncIterator[Browser]:
     """A headless chromium launched from the system package, closed on exit."""
     executable = require_chromium()
+    expect.set_options(timeout=WAIT_MS)
     async with async_playwright() as playwright:
         # Root on CI: chromium's own sandbox refuses to start as root without user namespaces.
         browser = await playwright.chromium.launch(
@@ -51,6 +53,17 @@ async def chromium() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+@asynccontextmanager
+async def opened(context: BrowserContext, url: str) -> AsyncIterator[Page]:
+    """A new page of ``context`` at ``url``, closed when the block ends."""
+    page = await context.new_page()
+    try:
+        await page.goto(url)
+        yield page
+    finally:
+        await page.close()
 
 
 async def screenshot(page: Page, folder: Path, name: str) -> Path:

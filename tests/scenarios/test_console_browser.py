@@ -1,0 +1,422 @@
+"""Scenario: the web console in a real browser (chromium, driven by Playwright), on a stack of
+its own that the real ``semspec up`` started, console included, in a copy of mdurl with its
+SOPs synced.
+
+With the board open, a task is submitted whose developer breaks ``format(parse(url))``; with no
+retries its failing test gate escalates at once. The board shows the task arrive and move to
+*escalated* while the page stays loaded (no reload). A page on another origin, open in the same
+browser as the logged-in console, can neither read a console page nor answer the escalation.
+The inbox answers it from the page (retry with guidance); the task resumes and is approved,
+which the open board shows live too. The task page shows the failing gate output and the SOPs
+the reviewer was given; the monitor shows the escalation's signal. A browser without the
+secret gets no data.
+
+Pages are checked through their accessibility tree (``to_match_aria_snapshot``), not pixels;
+screenshots of the board, the task, the inbox and the monitor are saved under each test's
+``tmp_path`` and their paths printed (``pytest -s`` shows them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, BrowserContext, Page, expect
+
+from tests.support.browser import (
+    WAIT_MS,
+    chromium,
+    opened,
+    other_origin,
+    require_chromium,
+    screenshot,
+)
+from tests.support.mdurl_project import (
+    FORMAT_PY,
+    SOP_DIR,
+    TEST_SUITE,
+    package_sources,
+    pytest_gate,
+    sop,
+    with_new_function,
+    without_fragment_support,
+)
+from tests.support.scenario_tasks import APPROVE, entries, finished, new_id, submit
+from tests.support.stack import Stack, running_stack, sample_config
+
+ROUND_TRIP_RULE = "Keep format(parse(url)) equal to url for every URL the tests list."
+SOPS = {
+    "url-errors.md": sop("url-errors", "error", ["**/*.py"], [ROUND_TRIP_RULE], "URL errors"),
+    "docs-pages.md": sop(
+        "docs-pages", "error", ["docs/**/*.md"], ["Start with a heading."], "Docs pages"
+    ),
+}
+BROKEN = {"developer": {"write": {FORMAT_PY: without_fragment_support()}}}
+FIXED = {"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}
+GUIDANCE = "keep url.hash in format(); the round-trip test needs it"
+FAILING_TEST = "test_format_turns_a_parsed_url_back_into_the_same_text"
+
+
+@dataclass
+class Console:
+    """The stack, the console's origin and the URL ``semspec status`` prints (with its token)."""
+
+    stack: Stack
+    origin: str
+    login_url: str
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    """``semspec up`` in the mdurl copy (the console with it), SOPs synced; the printed URL."""
+    require_chromium()  # no stack is started for tests that cannot run
+    files = {
+        **package_sources(),
+        "tests/test_mdurl.py": TEST_SUITE,
+        "README.md": "# mdurl, copied for the console's browser scenario\n",
+        ".gitignore": "__pycache__/\n.pytest_cache/\n",
+        **{f"{SOP_DIR}/{name}": text for name, text in SOPS.items()},
+    }
+    config = sample_config([pytest_gate()], loop={"max_retries": 0})
+    with running_stack(tmp_path_factory.mktemp("console-browser"), config, files) as stack:
+        synced = stack.cli_json("sources", "sync")
+        assert len(synced["added"]) == len(SOPS), synced
+        services = stack.cli_json("status")
+        row = next(s for s in services if s["name"] == "console")
+        url = row["extra"]["url"]
+        origin = re.sub(r"/\?token=.*$", "", url)
+        yield Console(stack, origin, url)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    async with chromium() as launched:
+        yield launched
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def owner(browser: Browser, console: Console) -> AsyncIterator[BrowserContext]:
+    """The stack owner's browser: it opened the printed URL, so it holds the session cookie."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    async with opened(context, console.login_url) as page:
+        assert page.url == console.origin + "/", "the token URL should redirect to the bare board"
+    yield context
+    await context.close()
+
+
+@dataclass
+class Escalated:
+    """A task that escalated while the board was open, and that board page (still open)."""
+
+    task_id: str
+    escalation_id: str
+    board: Page
+    stayed_loaded: bool
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def escalated(owner: BrowserContext, console: Console) -> AsyncIterator[Escalated]:
+    """Open the board, submit a task that escalates, and watch its row arrive and change."""
+    board = await owner.new_page()
+    await board.goto(console.origin + "/")
+    await expect(board.locator("body"), "the board's event stream never opened").to_have_attribute(
+        "data-live", "open"
+    )
+    # A reload would forget this: it proves the row came without one.
+    await board.evaluate("window.loadedOnce = 'yes'")
+    task_id = new_id("browser")
+    code, status = await asyncio.to_thread(
+        submit, console.stack, console.stack.repo, task_id, [FORMAT_PY], [BROKEN, FIXED], wait=False
+    )
+    assert code == 0, json.dumps(status)[-3000:]
+    row = board.locator(f'tr[data-task-id="{task_id}"]')
+    await expect(
+        row, "the escalated task never reached the board's Escalated table"
+    ).to_have_attribute("data-state", "escalated", timeout=120_000)
+    stayed = await board.evaluate("window.loadedOnce") == "yes"
+    pending = console.stack.status(task_id)["pending_escalation"]
+    assert pending is not None and pending["reason"] == "budget_exhausted", pending
+    yield Escalated(task_id, pending["escalation_id"], board, stayed)
+    await board.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def approved(escalated: Escalated, console: Console) -> dict[str, object]:
+    """The escalated task once approved: answered in the inbox test, or here by the CLI when
+    that test did not run."""
+    stack = console.stack
+    if stack.status(escalated.task_id)["pending_escalation"] is not None:
+        resolve = ("escalations", "resolve", escalated.task_id, "--action", "retry")
+        await asyncio.to_thread(stack.cli, *resolve, "--guidance", GUIDANCE)
+    return await asyncio.to_thread(finished, stack, stack.repo, escalated.task_id)
+
+
+async def test_the_board_shows_the_task_arrive_and_escalate_without_a_reload(
+    escalated: Escalated, tmp_path: Path
+) -> None:
+    board = escalated.board
+    assert escalated.stayed_loaded, "the board reloaded to show the task"
+    await expect(board.locator("body")).to_match_aria_snapshot(
+        f"""
+        - banner:
+          - navigation "Console":
+            - list:
+              - listitem:
+                - link "Board"
+              - listitem:
+                - link "Inbox"
+              - listitem:
+                - link "Monitor"
+              - listitem:
+                - link "Knowledge"
+          - status: live
+        - main:
+          - heading "Board" [level=1]
+          - region /Running \\d+/
+          - region /Escalated \\d+/:
+            - heading /Escalated \\d+/ [level=2]
+            - table:
+              - rowgroup:
+                - row:
+                  - columnheader "Task"
+                  - columnheader "Phase"
+                  - columnheader "Iteration"
+                  - columnheader "Retries"
+                  - columnheader "Context"
+                  - columnheader "Cost"
+              - rowgroup:
+                - row:
+                  - rowheader "{escalated.task_id}":
+                    - link "{escalated.task_id}"
+                  - cell "escalated"
+                  - cell "1"
+                  - 'cell "escalate: budget_exhausted"'
+          - region /Halted \\d+/
+          - region /Approved \\d+/
+          - region /Failed \\d+/
+        """
+    )
+    await screenshot(board, tmp_path, "board")
+
+
+READ_ATTEMPT = """async (url) => {
+    try {
+        const answer = await fetch(url, {credentials: "include"});
+        return "read " + answer.status + ": " + (await answer.text()).slice(0, 200);
+    } catch (error) {
+        return "refused: " + error;
+    }
+}"""
+FORM_POST = """([action, fields]) => {
+    const form = document.createElement("form");
+    form.method = "post";
+    form.action = action;
+    for (const [name, value] of Object.entries(fields)) {
+        const input = document.createElement("input");
+        input.type = "hidden";
+        input.name = name;
+        input.value = value;
+        form.appendChild(input);
+    }
+    document.body.appendChild(form);
+    form.submit();
+}"""
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+async def test_a_page_on_another_origin_can_neither_read_the_console_nor_answer_for_the_owner(
+    host: str, escalated: Escalated, owner: BrowserContext, console: Console
+) -> None:
+    """On 127.0.0.1 the other page is same-site (the cookie goes along; only the Origin check
+    stops it); on localhost it is another site (SameSite=Strict keeps the cookie back too)."""
+    with other_origin("<!doctype html><title>elsewhere</title><h1>elsewhere</h1>") as site:
+        async with opened(owner, site.url.replace("127.0.0.1", host)) as page:
+            for path in ("/", f"/tasks/{escalated.task_id}", "/inbox", "/events"):
+                seen = await page.evaluate(READ_ATTEMPT, console.origin + path)
+                assert seen.startswith("refused: TypeError"), f"{path} was readable: {seen}"
+            fields = {"escalation_id": escalated.escalation_id, "action": "abort"}
+            async with page.expect_navigation() as navigation:
+                await page.evaluate(FORM_POST, [console.origin + "/inbox", fields])
+            answer = await navigation.value
+            assert answer is not None and answer.status in (401, 403), answer
+            assert escalated.task_id not in await page.content()
+    status = console.stack.status(escalated.task_id)
+    assert "abort by human" not in " ".join(entries(status, "resolution")), status["log"]
+    assert status["outcome"] != "aborted"
+
+
+async def test_a_browser_without_the_secret_gets_no_data(
+    browser: Browser, escalated: Escalated, console: Console
+) -> None:
+    stranger = await browser.new_context()
+    try:
+        page = await stranger.new_page()
+        for path in ("/", f"/tasks/{escalated.task_id}", "/inbox", "/monitor", "/knowledge"):
+            answer = await page.goto(console.origin + path)
+            assert answer is not None and answer.status == 401, path
+            assert escalated.task_id not in await page.content(), path
+            assert "url-errors" not in await page.content(), path
+        wrong = await page.goto(console.origin + "/?token=not-the-secret")
+        assert wrong is not None and wrong.status == 403
+        assert await stranger.cookies() == []
+    finally:
+        await stranger.close()
+
+
+async def test_the_inbox_answer_resumes_the_task_and_the_open_board_shows_it_approved(
+    escalated: Escalated, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, console.origin + "/inbox") as inbox:
+        question = inbox.locator(f'article[data-escalation-id="{escalated.escalation_id}"]')
+        await expect(question.locator("pre.gate-output").first).to_contain_text(FAILING_TEST)
+        await expect(question).to_match_aria_snapshot(
+            f"""
+            - 'article "Escalation {escalated.escalation_id}: budget_exhausted"':
+              - 'heading "Escalation {escalated.escalation_id}: budget_exhausted" [level=2]'
+              - paragraph:
+                - link "{escalated.task_id}"
+              - heading "Question" [level=3]
+              - paragraph: /no retry left/
+              - heading "Evidence" [level=3]
+              - region "gate tests":
+                - paragraph:
+                  - link "full log of tests"
+              - heading "Suggested actions" [level=3]
+              - table:
+                - rowgroup:
+                  - row:
+                    - rowheader "let the developer try again with guidance"
+              - heading "Answer" [level=3]
+              - form "Answer":
+                - textbox "Guidance for the developer (needed to retry)"
+                - spinbutton /Extra retries/
+                - spinbutton /Extra US dollars/
+                - paragraph:
+                  - button "Retry with guidance"
+                  - button "Approve"
+                  - button "Abort"
+                  - button "Extend budget"
+            """
+        )
+        await screenshot(inbox, tmp_path, "inbox")
+        await question.get_by_label("Guidance for the developer").fill(GUIDANCE)
+        await question.get_by_role("button", name="Retry with guidance").click()
+        await expect(inbox.locator("#note")).to_have_attribute("data-ok", "true")
+        await expect(inbox.locator("#note")).to_contain_text(f"answered {escalated.escalation_id}")
+
+    final = await asyncio.to_thread(finished, console.stack, console.stack.repo, escalated.task_id)
+    assert final["outcome"] == "approved"
+    assert entries(final, "resolution") == [f"retry by human: {GUIDANCE}"]
+    row = escalated.board.locator(f'tr[data-task-id="{escalated.task_id}"]')
+    await expect(row, "the open board never moved the task to Approved").to_have_attribute(
+        "data-state", "approved"
+    )
+    assert await escalated.board.evaluate("window.loadedOnce") == "yes"
+
+
+async def test_the_task_page_shows_the_gate_output_and_the_sops_the_reviewer_was_given(
+    approved: dict[str, object],
+    escalated: Escalated,
+    owner: BrowserContext,
+    console: Console,
+    tmp_path: Path,
+) -> None:
+    assert approved["outcome"] == "approved"
+    async with opened(owner, f"{console.origin}/tasks/{escalated.task_id}") as page:
+        await expect(page.locator("#summary")).to_have_attribute("data-outcome", "approved")
+        await expect(page.get_by_role("main")).to_match_aria_snapshot(
+            f"""
+            - main:
+              - heading /Task {escalated.task_id}/ [level=1]
+              - region "Summary"
+              - region "Timeline":
+                - heading "Timeline" [level=2]
+                - region "Iteration 1":
+                  - list:
+                    - listitem:
+                      - strong: gate
+                      - link "full log of tests, iteration 1"
+                    - listitem:
+                      - strong: escalation
+                    - listitem:
+                      - strong: resolution
+                - region "Iteration 2":
+                  - list:
+                    - listitem:
+                      - strong: review
+                      - group: /Reviewer's context/
+                    - listitem:
+                      - strong: finished
+              - region "Latest gates":
+                - table:
+                  - rowgroup:
+                    - row:
+                      - rowheader "tests"
+                      - cell /passed/
+              - region "Reviewer's context":
+                - table:
+                  - rowgroup:
+                    - row:
+                      - columnheader "Kind"
+                      - columnheader "Item"
+                      - columnheader "Tokens"
+                  - rowgroup:
+                    - row:
+                      - cell "sops"
+                      - rowheader "url-errors"
+                      - cell /[1-9]\\d*/
+              - region "Diff"
+            """
+        )
+        cited = page.locator("#reviewer-context tr[data-section]")
+        assert await cited.evaluate_all("rows => rows.map(r => r.dataset.label)") == ["url-errors"]
+        await expect(page.locator("#gates pre.gate-output")).to_contain_text("5 passed")
+        await screenshot(page, tmp_path, "task")
+        # The failing run of iteration 1: its full log, one click away.
+        await page.get_by_role("link", name="full log of tests, iteration 1").click()
+        await expect(page.locator("body")).to_contain_text(FAILING_TEST)
+        await expect(page.locator("body")).to_contain_text("1 failed")
+
+
+async def test_the_monitor_shows_the_escalation_signal(
+    escalated: Escalated, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, f"{console.origin}/monitor") as page:
+        signal = page.locator(
+            '#signal-stream tr[data-level="escalate"]', has_text=escalated.task_id
+        )
+        await expect(signal).to_have_count(1)
+        await expect(page.get_by_role("main")).to_match_aria_snapshot(
+            f"""
+            - main:
+              - heading "Monitor" [level=1]
+              - region "Signals by level":
+                - table:
+                  - rowgroup:
+                    - row:
+                      - columnheader "escalate"
+              - region "Signal stream":
+                - table:
+                  - rowgroup:
+                    - row:
+                      - cell "escalate"
+                      - cell "{escalated.task_id}":
+                        - link "{escalated.task_id}"
+                      - cell "budget_exhausted"
+              - region "Rule hits":
+                - table:
+                  - rowgroup:
+                    - row:
+                      - rowheader "budget_exhausted"
+              - region "Consumer lag"
+              - region /Dead letters \\d+/
+            """
+        )
+        await screenshot(page, tmp_path, "monitor")
