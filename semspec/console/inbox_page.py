@@ -26,6 +26,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+from temporalio.service import RPCError
 
 from semspec.client.escalations import answer, open_escalations
 from semspec.client.task_client import find_task, resolve
@@ -64,11 +65,13 @@ async def inbox(request: Request) -> Response:
     try:
         found = await open_escalations(await state.temporal())
     except SemspecError as exc:
-        found, problem = [], exc.message
+        found, problem = [], f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+    except RPCError as exc:
+        found, problem = [], f"Temporal answered: {exc.message}"
     # Each with its failed gates, and where their full logs are served.
     rows = [(e, [g for g in latest_gates(e.status) if not g.result.passed]) for e in found]
     context = {"active": "inbox", "rows": rows, "note": note, "problem": problem, "tail": gate_tail}
-    return state.render(request, "inbox.html", context)
+    return state.render(request, "inbox.html", context, status=503 if problem else 200)
 
 
 async def answer_escalation(request: Request) -> Response:
@@ -92,6 +95,8 @@ async def answer_escalation(request: Request) -> Response:
     except SemspecError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
         note = Note(False, f"not answered: {exc.message}{hint}")
+    except RPCError as exc:
+        note = Note(False, f"not answered: Temporal answered: {exc.message}")
     return RedirectResponse(f"/inbox?note={_keep(request, note)}", status_code=303)
 
 

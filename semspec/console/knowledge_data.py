@@ -2,7 +2,8 @@
 the learned conventions, and the decisions approved tasks recorded.
 
 Files are matched the way the reviewer's context matches task files (``applies_to`` globs,
-``semspec.vocabulary.applies_to``), against the files git tracks in the repository's index.
+``semspec.vocabulary.applies_to``), against the files git tracks in the repository's index
+(``knowledge_files``).
 Everything here blocks (graph queries, the git index): ``gather`` runs in a worker thread.
 """
 
@@ -12,11 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from semspec.console.knowledge_files import TrackedFiles, tracked_files
 from semspec.graph.store import GraphStore
 from semspec.processors.sources.catalog import SopEntry, list_sops
 from semspec.vocabulary import semspec_terms as st
-from semspec.vocabulary.applies_to import glob_matches
-from semspec.workflow.git.repository import open_repository
 from semspec.workflow.knowledge import Convention, Decision, all_conventions
 
 SHOWN_MATCHES = 50
@@ -72,19 +72,13 @@ def gather(store: GraphStore, repo: Path) -> Knowledge:
         conventions,
         decisions[:MAX_DECISIONS],
         len(decisions) > MAX_DECISIONS,
-        len(files),
+        len(files.paths),
     )
 
 
-def tracked_files(repo: Path) -> list[str]:
-    """The paths in the repository's git index, sorted."""
-    index = open_repository(repo).index
-    return sorted(entry.path for entry in index)
-
-
-def matched(globs: Sequence[str], files: Sequence[str]) -> Matched:
-    """The files any of ``globs`` matches."""
-    hits = [f for f in files if any(glob_matches(g, f) for g in globs)]
+def matched(globs: Sequence[str], files: TrackedFiles) -> Matched:
+    """The tracked files any of ``globs`` matches."""
+    hits = files.matching(globs)
     return Matched(hits[:SHOWN_MATCHES], len(hits))
 
 

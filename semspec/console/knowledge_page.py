@@ -32,9 +32,9 @@ async def knowledge(request: Request) -> Response:
     try:
         found = await anyio.to_thread.run_sync(_read, state)
     except SemspecError as exc:
-        problem = exc.message
+        problem = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
     context = {"active": "knowledge", "k": found, "problem": problem, "shown": SHOWN_MATCHES}
-    return state.render(request, "knowledge.html", context)
+    return state.render(request, "knowledge.html", context, status=503 if problem else 200)
 
 
 def _read(state: ConsoleState) -> Knowledge:

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 from temporalio.client import WorkflowQueryFailedError
+from temporalio.service import RPCError
 
 from semspec.client.task_client import task_status
 from semspec.console.state import ConsoleState
@@ -115,3 +116,5 @@ async def _status(state: ConsoleState, task_id: str) -> tuple[TaskStatus | None,
         return None, f"task {task_id} cannot be read: {exc.message}", 503
     except WorkflowQueryFailedError as exc:  # e.g. its first workflow task has not run yet
         return None, f"task {task_id} cannot be read yet: {exc}", 503
+    except RPCError as exc:
+        return None, f"task {task_id} cannot be read: Temporal answered: {exc.message}", 503
