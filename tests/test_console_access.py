@@ -21,6 +21,7 @@ import pytest
 
 from semspec.console.auth import SECRET_FILE, cookie_name
 from semspec.console.live import QUEUE_SIZE, RELOAD, Listener, LiveMessage
+from semspec.console.serve import SHUTDOWN_S
 from semspec.core.config.models import RiskLevel
 from semspec.core.run_folder import cmdline_of
 from semspec.vocabulary.events import UserSignal
@@ -238,7 +239,7 @@ def test_ui_without_a_running_stack_says_to_start_one(tmp_path: Path) -> None:
     assert not (repo / ".semspec" / "run" / SECRET_FILE).exists()
 
 
-def test_ui_serves_the_stack_on_loopback_and_prints_its_url(stack: Stack) -> None:
+def test_ui_serves_the_stack_on_loopback_and_stops_with_a_page_open(stack: Stack) -> None:
     argv = [sys.executable, "-m", "semspec", "--repo", str(stack.repo), "ui", "--json"]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=cli_env()) as proc:
         try:
@@ -249,9 +250,17 @@ def test_ui_serves_the_stack_on_loopback_and_prints_its_url(stack: Stack) -> Non
             with httpx.Client(timeout=10) as client:
                 assert client.get(shown["url"]).status_code == 303
                 assert client.get(f"http://127.0.0.1:{shown['port']}/monitor").status_code == 200
+                # An open page's event stream never ends by itself; it must not hold up a stop.
+                with client.stream("GET", f"http://127.0.0.1:{shown['port']}/events") as events:
+                    assert events.status_code == 200
+                    proc.send_signal(signal.SIGTERM)
+                    started = time.monotonic()
+                    assert proc.wait(timeout=30) == 0
+                    assert time.monotonic() - started < SHUTDOWN_S + 3
         finally:
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=30) == 0
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=30)
 
 
 def test_the_board_says_why_when_temporal_does_not_answer(stack: Stack) -> None:
