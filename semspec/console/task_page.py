@@ -38,12 +38,8 @@ from semspec.core.run_folder import run_dir_of
 from semspec.workflow.task.dollars import usd
 from semspec.workflow.task.messages import TaskStatus
 
-LOG_HEADERS = {
-    "Cache-Control": "no-store",
-    # Shown as text whatever it holds: a log with HTML in it never renders as a page.
-    "Content-Disposition": "inline",
-    "X-Content-Type-Options": "nosniff",
-}
+LOG_HEADERS = {"Cache-Control": "no-store", "Content-Disposition": "inline"}
+"""With ``text/plain`` and the access layer's ``nosniff``, a log holding HTML shows as text."""
 
 
 def routes() -> list[BaseRoute]:

@@ -237,6 +237,11 @@ def test_hostile_sop_titles_and_gate_output_render_as_text(
     for name, html in pages.items():
         assert "<script>alert(" not in html, name
         assert escaped in html, name
+    # The loud gate's full log is served as it is, as plain text a browser never sniffs.
+    log = console.http.get(f"/tasks/{answered.task_id}/gates/2/1/log")
+    assert log.text == f"{HOSTILE}\n"
+    assert log.headers["content-type"] == "text/plain; charset=utf-8"
+    assert log.headers.get_list("x-content-type-options") == ["nosniff"]
 
 
 def test_the_knowledge_page_lists_each_sop_with_its_globs_severity_and_files(
