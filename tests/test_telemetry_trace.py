@@ -209,3 +209,14 @@ async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(
     assert names.count("gate check") == 2
     assert names.count("HandleUpdate:resolve_escalation") == 1
     assert "HandleQuery:status" not in names  # the status polls carried no trace
+
+
+async def test_a_worker_on_a_traced_client_gets_no_second_tracing_interceptor(
+    temporal_client: Client, spans: InMemorySpanExporter
+) -> None:
+    traces = OtelTelemetry.in_memory(spans)
+    traced = traces.traced_client(temporal_client)
+
+    assert traces.traced_client(traced) is traced
+    assert traces.worker_interceptors(traced) == []
+    assert len(traces.worker_interceptors(temporal_client)) == 1

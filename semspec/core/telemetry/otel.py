@@ -29,6 +29,8 @@ from semspec.core.telemetry.types import Attributes, MonitorMetrics, SpanKind, T
 if TYPE_CHECKING:
     from temporalio.client import Client
 
+    from semspec.core.telemetry.tracing import SemspecTracing
+
 INSTRUMENTATION = "semspec"
 EXPORT_TIMEOUT_S = 3.0
 """How long one export may take, retries included: ``task submit`` waits this long at exit
@@ -59,7 +61,7 @@ class OtelTelemetry(Telemetry):
         self._make_meters = meters
         self._meters: MeterProvider | None = None
         self._metrics: MonitorMetrics | None = None
-        self._interceptor: Any = None
+        self._interceptor: SemspecTracing | None = None
 
     @classmethod
     def in_memory(
@@ -101,7 +103,7 @@ class OtelTelemetry(Telemetry):
             span.set_status(Status(StatusCode.ERROR, error))
         span.end(end_time=end)
 
-    def _tracing(self) -> Any:
+    def _tracing(self) -> SemspecTracing:
         """The one tracing interceptor of this telemetry (client and worker sides)."""
         if self._interceptor is None:
             from semspec.core.telemetry.tracing import SemspecTracing
@@ -111,20 +113,15 @@ class OtelTelemetry(Telemetry):
 
     def worker_interceptors(self, client: Client) -> list[Any]:
         """The tracing interceptor, unless ``client`` has one (a worker gets the client's)."""
-        from temporalio.contrib.opentelemetry import TracingInterceptor
-
-        if any(isinstance(i, TracingInterceptor) for i in client.config()["interceptors"]):
-            return []
-        return [self._tracing()]
+        return [] if _traces(client) else [self._tracing()]
 
     def traced_client(self, client: Client) -> Client:
         """A client on the same connection whose calls carry the current trace."""
         from temporalio.client import Client
-        from temporalio.contrib.opentelemetry import TracingInterceptor
 
-        config = client.config()
-        if any(isinstance(i, TracingInterceptor) for i in config["interceptors"]):
+        if _traces(client):
             return client
+        config = client.config()
         config["interceptors"] = [*config["interceptors"], self._tracing()]
         return Client(**config)
 
@@ -142,6 +139,13 @@ class OtelTelemetry(Telemetry):
         self._tracers.shutdown()
         if self._meters is not None:
             self._meters.shutdown()
+
+
+def _traces(client: Client) -> bool:
+    """Whether ``client`` has Temporal's tracing interceptor already."""
+    from temporalio.contrib.opentelemetry import TracingInterceptor
+
+    return any(isinstance(i, TracingInterceptor) for i in client.config()["interceptors"])
 
 
 def exporting(config: TelemetryConfig, component: str) -> OtelTelemetry:
