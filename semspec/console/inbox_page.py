@@ -107,7 +107,7 @@ def _text(form: FormData, name: str) -> str:
 
 def _count(form: FormData, name: str) -> int:
     text = _text(form, name) or "0"
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise InputError(f"{name.replace('_', ' ')} must be a whole number of 0 or more")
     return int(text)
 

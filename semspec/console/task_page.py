@@ -43,7 +43,7 @@ LOG_HEADERS = {"Cache-Control": "no-store", "Content-Disposition": "inline"}
 
 
 def routes() -> list[BaseRoute]:
-    """The task page and its gate-log route."""
+    """The task page, its gate logs and its steps."""
     return [
         Route("/tasks/{task_id}", task, name="task"),
         Route("/tasks/{task_id}/gates/{iteration:int}/{index:int}/log", gate_log, name="gate_log"),

@@ -168,6 +168,7 @@ def test_a_second_answer_to_the_same_question_is_refused_as_stale(
     [
         ({"action": "retry", "guidance": " "}, "retry needs guidance for the developer"),
         ({"action": "extend_budget", "extra_retries": "two"}, "extra retries must be a whole"),
+        ({"action": "extend_budget", "extra_retries": "\u00b2"}, "extra retries must be a whole"),
         ({"action": "extend_budget", "extra_usd": "nan"}, "extra usd must be a number of US"),
         ({"action": "approve", "extra_usd": "5"}, "--extra-usd goes with --action extend-budget"),
         ({"action": "merge"}, "is not one of retry, approve, abort, extend-budget"),
