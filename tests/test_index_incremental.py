@@ -3,6 +3,7 @@ graph is lost, on a real Oxigraph store and a real git repository."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -11,9 +12,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from semspec.cli.app import app
+from semspec.cli.index_cmd import progress_bar
 from semspec.core.config.models import GraphConfig, IndexConfig
 from semspec.graph.access import open_store
 from semspec.graph.sparql_terms import Bindings
@@ -253,3 +256,22 @@ def test_index_through_the_cli_keeps_its_record_in_the_run_directory(repo: Path)
     assert (repo / ".semspec" / "run" / "code-index.sqlite").is_file()
     again = runner.invoke(app, ["--repo", str(repo), "index", "--json"])
     assert json.loads(again.stdout)["baseline"] == "record"
+
+
+def test_a_terminal_gets_a_progress_bar_with_files_per_second(
+    repo: Path, store: GraphStore
+) -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    with progress_bar(console, enabled=True) as bar:
+        assert bar is not None
+        index_repository(store, repo, progress=bar)
+    assert "files/s" in out.getvalue()
+    assert f"{len(SRC)}/{len(SRC)}" in out.getvalue()
+
+
+def test_no_progress_bar_when_disabled_or_not_a_terminal() -> None:
+    with progress_bar(Console(file=io.StringIO(), force_terminal=True), enabled=False) as bar:
+        assert bar is None
+    with progress_bar(Console(file=io.StringIO()), enabled=True) as bar:
+        assert bar is None
