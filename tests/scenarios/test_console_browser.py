@@ -378,6 +378,8 @@ async def test_the_task_page_shows_the_gate_output_and_the_sops_the_reviewer_was
         cited = page.locator("#reviewer-context tr[data-section]")
         assert await cited.evaluate_all("rows => rows.map(r => r.dataset.label)") == ["url-errors"]
         await expect(page.locator("#gates pre.gate-output")).to_contain_text("5 passed")
+        wider = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert wider <= 0, f"a long output line makes the task page {wider} px too wide"
         await screenshot(page, tmp_path, "task")
         # The failing run of iteration 1: its full log, one click away.
         await page.get_by_role("link", name="full log of tests, iteration 1").click()
