@@ -28,7 +28,7 @@ from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
-from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import FakeLLMServer, FakeReply
 from tests.fakes.llm_task import approve_reply, developer_replies, sample_repo
 from tests.support.owner import OWNER, OWNER_KEY, answer
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, wait_for_phase, write_script
@@ -220,3 +220,27 @@ async def test_a_worker_on_a_traced_client_gets_no_second_tracing_interceptor(
     assert traces.traced_client(traced) is traced
     assert traces.worker_interceptors(traced) == []
     assert len(traces.worker_interceptors(temporal_client)) == 1
+
+
+async def test_a_refused_model_call_is_a_failed_chat_span_and_the_retried_activity_a_new_span(
+    temporal_client: Client,
+    task_queue: str,
+    traced_worker: OtelTelemetry,
+    spans: InMemorySpanExporter,
+    tmp_path: Path,
+) -> None:
+    task_id = f"refused-{uuid.uuid4().hex[:8]}"
+    refused = FakeReply(status=429, error_message="rate limit reached", retry_after=0.1)
+    developer = [refused, *developer_replies()]
+    with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
+        repo = sample_repo(tmp_path / "repo", llm.base_url)
+        result = await run_task(temporal_client, task_queue, repo, task_id)
+    found = spans.get_finished_spans()
+
+    assert result.outcome == "approved"
+    first, retry = sorted(named(found, "RunActivity:task.develop"), key=lambda s: s.start_time or 0)
+    (failed,) = [s for s in named(found, "chat ") if s.status.status_code == StatusCode.ERROR]
+    assert failed.attributes is not None
+    assert failed.attributes["error.type"] == "rate_limited"
+    assert parent_of(failed, found) is first
+    assert len([s for s in named(found, "chat ") if parent_of(s, found) is retry]) == 5

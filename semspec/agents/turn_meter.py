@@ -13,7 +13,6 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from semspec.agents.protocol import (
     DeveloperRequest,
@@ -35,7 +34,7 @@ from semspec.core.errors import ProviderError
 from semspec.core.reasons import FallbackReason
 from semspec.core.telemetry.spans import chat_span, tool_span
 from semspec.model.pricing import Price
-from semspec.model.providers.types import AssistantReply, ToolCall
+from semspec.model.providers.types import AssistantReply, ToolCall, Usage
 from semspec.vocabulary.event_payloads import AgentRole
 
 # What OpenAI-style servers and Anthropic say when a prompt does not fit the window (HTTP 400;
@@ -150,14 +149,7 @@ class TurnMeter:
         else:
             self.cost_usd += cost
         step = self._next()
-        self._chat_span(
-            step,
-            duration_ms,
-            input_tokens=usage.prompt_tokens,
-            output_tokens=usage.completion_tokens,
-            cached_tokens=usage.cached_tokens,
-            cost_usd=cost,
-        )
+        self._chat_span(step, duration_ms, usage=usage, cost_usd=cost)
         self.observer.step(
             StepRecord(
                 self.role,
@@ -273,7 +265,17 @@ class TurnMeter:
             stopped=stop,
         )
 
-    def _chat_span(self, step: int, duration_ms: float, **outcome: Any) -> None:
+    def _chat_span(
+        self,
+        step: int,
+        duration_ms: float,
+        *,
+        usage: Usage | None = None,
+        cost_usd: float | None = None,
+        error_type: str | None = None,
+    ) -> None:
+        """The model call as a span of the task's trace (nothing while telemetry is off)."""
+        tokens = usage or Usage()
         chat_span(
             telemetry.current(),
             conversation=self.conversation,
@@ -282,7 +284,11 @@ class TurnMeter:
             model=self.model,
             provider=self.provider,
             duration_ms=duration_ms,
-            **outcome,
+            input_tokens=tokens.prompt_tokens,
+            output_tokens=tokens.completion_tokens,
+            cached_tokens=tokens.cached_tokens,
+            cost_usd=cost_usd,
+            error_type=error_type,
         )
 
     def _next(self) -> int:
