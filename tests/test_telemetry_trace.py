@@ -206,7 +206,17 @@ async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(
     assert {s.context.trace_id for s in found} == {found[0].context.trace_id}
     assert names.count("RunWorkflow:TaskWorkflow") == 1
     assert names.count("StartActivity:task.develop") == names.count("RunActivity:task.develop") == 2
-    assert names.count("gate check") == 2
+    failed, passed = sorted(named(found, "gate check"), key=lambda s: s.start_time or 0)
+    assert failed.attributes is not None and passed.attributes is not None
+    assert (failed.attributes["process.exit.code"], failed.status.status_code) == (
+        1,
+        StatusCode.ERROR,
+    )
+    assert failed.attributes["error.type"] == "gate_failed"
+    assert (passed.attributes["process.exit.code"], passed.status.status_code) == (
+        0,
+        StatusCode.UNSET,
+    )
     assert names.count("HandleUpdate:resolve_escalation") == 1
     assert "HandleQuery:status" not in names  # the status polls carried no trace
 
