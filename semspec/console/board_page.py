@@ -42,7 +42,7 @@ async def board(request: Request) -> Response:
     problem = ""
     signals = asyncio.create_task(_latest_signals(state))
     try:
-        rows = await board_rows(await state.temporal())
+        rows = await board_rows(await state.temporal(), state.closed_rows)
     except SemspecError as exc:
         problem = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
     except RPCError as exc:

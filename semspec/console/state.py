@@ -13,6 +13,7 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from semspec.console.board_rows import BoardRow
 from semspec.console.live import LiveFeed
 from semspec.core.config.models import SemspecConfig
 
@@ -47,6 +48,8 @@ class ConsoleState:
     """The per-stack token of the console's URL (``auth.read_secret``)."""
     templates: jinja2.Environment = field(default_factory=template_environment)
     feed: LiveFeed = field(default_factory=LiveFeed)
+    closed_rows: dict[str, BoardRow] = field(default_factory=dict)
+    """The board's rows of closed task runs, by run id (they never change)."""
     connect_temporal: Callable[[], Awaitable[Client]] | None = None
     """How to reach Temporal; None: the stack of ``repo`` (``semspec.services.connect``)."""
     connect_nats: Callable[[], Awaitable[NatsClient]] | None = None
