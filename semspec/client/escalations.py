@@ -35,13 +35,15 @@ class OpenEscalation:
 async def open_escalations(client: Client) -> list[OpenEscalation]:
     """Every escalation waiting for a human, with its task's status and suggested actions."""
     from semspec.client.task_client import list_tasks, task_status
-    from semspec.vocabulary.suggestions import suggested_actions
 
     found = []
     for row in await list_tasks(client, "escalated"):
         status = await task_status(client, row.task_id)
         esc = status.pending_escalation
         if esc is not None:
+            # Imported only now: an empty list needs none of the event models it pulls in.
+            from semspec.vocabulary.suggestions import suggested_actions
+
             found.append(OpenEscalation(esc, status, suggested_actions(esc.task_id, esc.reason)))
     return found
 
