@@ -173,12 +173,28 @@ def test_the_event_stream_delivers_a_signal_published_on_nats(stack: Stack) -> N
         assert events.status_code == 200
         assert events.headers["content-type"].startswith("text/event-stream")
         asyncio.run(publish_signal(stack.nats_url(), sent))
-        received = read_event(events, "signal", deadline_s=20)
+        received = read_event(events.iter_lines(), "signal", deadline_s=20)
     assert received["signal_id"] == signal_id
     assert received["task_id"] == "some-task"
     assert received["level"] == "warn"
     assert received["fields"] == {"signal": "warn: conflicting_changes"}
     assert received["message"] == "task some-task: <b>conflict</b>"  # the page sets it as text
+
+
+def test_the_event_stream_carries_a_running_task_row_to_its_end(stack: Stack) -> None:
+    task_id = f"live-{uuid.uuid4().hex[:8]}"
+    script = [{"developer": {"write": {"calc.py": GOOD}}, "reviewer": APPROVE}]
+    rows: list[dict[str, object]] = []
+    with logged_in(stack) as client, client.stream("GET", "/events") as events:
+        assert stack.submit_scripted(task_id, script).returncode == 0
+        lines = events.iter_lines()
+        while not rows or rows[-1]["kind"] != "finished":
+            rows.append(read_event(lines, "task", deadline_s=60, task_id=task_id))
+    assert rows[0]["kind"] == "iteration"
+    assert rows[0]["fields"] == {"iteration": 1, "state": "running", "phase": "developer",
+                                 "retries": 0}  # fmt: skip
+    assert "review" in [row["kind"] for row in rows]
+    assert rows[-1]["fields"] == {"iteration": 1, "state": "approved", "phase": "approved"}
 
 
 def test_the_monitor_shows_stored_signals_rule_hits_lag_and_dead_letters(stack: Stack) -> None:
@@ -329,15 +345,19 @@ async def publish_raw(nats_url: str, subject: str, body: bytes) -> None:
         await nc.close()
 
 
-def read_event(events: httpx.Response, name: str, deadline_s: float) -> dict[str, object]:
-    """The data of the first server-sent event called ``name``."""
+def read_event(
+    lines: Iterator[str], name: str, deadline_s: float, task_id: str | None = None
+) -> dict[str, object]:
+    """The data of the next server-sent event called ``name`` (about ``task_id``, if given)
+    among the stream's ``lines``."""
     deadline = time.monotonic() + deadline_s
     current = ""
-    for line in events.iter_lines():
+    for line in lines:
         if line.startswith("event:"):
             current = line.split(":", 1)[1].strip()
         elif line.startswith("data:") and current == name:
             found: dict[str, object] = json.loads(line.split(":", 1)[1])
-            return found
+            if task_id is None or found["task_id"] == task_id:
+                return found
         assert time.monotonic() < deadline, f"no {name} event within {deadline_s}s"
     raise AssertionError(f"the stream ended before a {name} event")
