@@ -8,11 +8,11 @@ retries its failing test gate escalates at once. The board shows the task arrive
 browser as the logged-in console, can neither read a console page nor answer the escalation.
 The inbox answers it from the page (retry with guidance); the task resumes and is approved,
 which the open board shows live too. The task page shows the failing gate output and the SOPs
-the reviewer was given; the monitor shows the escalation's signal. A browser without the
-secret gets no data.
+the reviewer was given; the monitor shows the escalation's signal; the knowledge page lists the
+SOPs with the files each matches. A browser without the secret gets no data.
 
 Pages are checked through their accessibility tree (``to_match_aria_snapshot``), not pixels;
-screenshots of the board, the task, the inbox and the monitor are saved under each test's
+screenshots of the board, the task, the inbox, the monitor and the knowledge are saved under each test's
 ``tmp_path`` and their paths printed (``pytest -s`` shows them).
 """
 
@@ -422,3 +422,34 @@ async def test_the_monitor_shows_the_escalation_signal(
             """
         )
         await screenshot(page, tmp_path, "monitor")
+
+
+async def test_the_knowledge_page_lists_the_sops_with_the_files_each_matches(
+    owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, f"{console.origin}/knowledge") as page:
+        url_errors = page.locator('#sops tr[data-sop-id="url-errors"]')
+        await expect(url_errors).to_match_aria_snapshot(
+            """
+            - row:
+              - rowheader /url-errors URL errors/
+              - cell "error"
+              - cell "**/*.py":
+                - code: "**/*.py"
+              - cell:
+                - list:
+                  - listitem: mdurl/_format.py
+            """
+        )
+        docs_only = page.locator('#sops tr[data-sop-id="docs-pages"]')
+        await expect(docs_only).to_have_attribute("data-matches", "0")
+        await expect(page.get_by_role("main")).to_match_aria_snapshot(
+            """
+            - main:
+              - heading "Knowledge" [level=1]
+              - region "SOPs"
+              - region "Conventions"
+              - region "Decisions"
+            """
+        )
+        await screenshot(page, tmp_path, "knowledge")
