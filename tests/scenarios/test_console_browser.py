@@ -12,8 +12,9 @@ the reviewer was given; the monitor shows the escalation's signal; the knowledge
 SOPs with the files each matches. A browser without the secret gets no data.
 
 Pages are checked through their accessibility tree (``to_match_aria_snapshot``), not pixels;
-screenshots of the board, the task, the inbox, the monitor and the knowledge are saved under each test's
-``tmp_path`` and their paths printed (``pytest -s`` shows them).
+screenshots of the board, the task, the inbox, the monitor and the knowledge are saved under
+each test's ``tmp_path`` and their paths printed (``pytest -s`` shows them; ``--basetemp DIR``
+keeps them).
 """
 
 from __future__ import annotations
