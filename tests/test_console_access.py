@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import httpx2 as httpx
 import nats
 import pytest
 
+from semspec.console.app import RETRY_S
 from semspec.console.auth import SECRET_FILE, cookie_name
 from semspec.console.live import QUEUE_SIZE, RELOAD, Listener, LiveMessage
 from semspec.console.serve import SHUTDOWN_S
@@ -240,6 +242,37 @@ def test_up_leaves_the_console_out_when_the_config_turns_it_off(tmp_path: Path) 
         assert [s["name"] for s in quiet.cli_json("status")][-1] == "monitor"
 
 
+def test_a_console_started_while_nats_is_down_goes_live_once_it_is_back(tmp_path: Path) -> None:
+    config = sample_config([check_gate()], console={"enabled": False})
+    with running_stack(tmp_path, config) as stack:
+        stack.kill("nats")
+        argv = [sys.executable, "-m", "semspec", "--repo", str(stack.repo), "ui", "--json"]
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=cli_env()) as proc:
+            try:
+                assert proc.stdout is not None
+                shown = json.loads(proc.stdout.readline())
+                with httpx.Client(timeout=30) as client:
+                    assert client.get(shown["url"]).status_code == 303
+                    with client.stream("GET", f"http://127.0.0.1:{shown['port']}/events") as events:
+                        stack.restart_nats()
+                        sent = conflict("back", "warn")
+                        # Published until the feed, retrying every few seconds, passes one on.
+                        received = threading.Event()
+                        publisher = threading.Thread(
+                            target=publish_until, args=(stack.nats_url(), sent, received)
+                        )
+                        publisher.start()
+                        try:
+                            got = read_event(events.iter_lines(), "signal", RETRY_S * 4, "back")
+                        finally:
+                            received.set()
+                            publisher.join()
+                assert got["reason"] == "conflicting_changes"
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=30)
+
+
 def test_ui_without_a_running_stack_says_to_start_one(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", sample_config([check_gate()]))
     done = subprocess.run(
@@ -334,6 +367,19 @@ async def publish_signal(nats_url: str, sent: UserSignal) -> None:
         )
     finally:
         await nc.close()
+
+
+def publish_until(nats_url: str, sent: UserSignal, received: threading.Event) -> None:
+    """Publish copies of ``sent`` (each with its own id) every half second until ``received``
+    (at most a minute)."""
+    deadline = time.monotonic() + 60
+
+    async def publish() -> None:
+        while not received.is_set() and time.monotonic() < deadline:
+            await publish_signal(nats_url, sent.model_copy(update={"signal_id": uuid.uuid4().hex}))
+            await asyncio.sleep(0.5)
+
+    asyncio.run(publish())
 
 
 async def publish_raw(nats_url: str, subject: str, body: bytes) -> None:

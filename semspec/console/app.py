@@ -3,6 +3,7 @@ the static files, all behind ``auth.ConsoleAccess``."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -25,6 +26,10 @@ from semspec.console.live import Listener
 from semspec.console.state import ConsoleState
 from semspec.core.logging import get_logger
 
+FIRST_TRY_S = 2.0
+"""How long the console waits for NATS before it serves pages without the live feed."""
+RETRY_S = 5.0
+"""Seconds between two attempts to start the live feed while NATS does not answer."""
 PING_S = 15
 """Seconds between the keep-alive comments of an idle event stream."""
 
@@ -36,13 +41,15 @@ def create_app(state: ConsoleState) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            await state.feed.start(await state.nats())
-        except Exception as exc:  # the pages still serve what Temporal and the graph know
-            logger.warning("console_live_feed_unavailable", error=str(exc))
+        # Subscribed before the first page is served; while NATS does not answer, in the
+        # background (the pages serve what Temporal and the graph know meanwhile).
+        started = await _start_feed(state, FIRST_TRY_S)
+        retrying = None if started else asyncio.create_task(_retry_feed(state))
         try:
             yield
         finally:
+            if retrying is not None:
+                retrying.cancel()
             await state.feed.stop()
             await state.close()
 
@@ -62,6 +69,27 @@ def create_app(state: ConsoleState) -> Starlette:
     )
     app.state.console = state
     return app
+
+
+async def _start_feed(state: ConsoleState, within_s: float | None = None) -> bool:
+    """Start the live feed; False (logged) when NATS does not answer (within ``within_s``)."""
+    try:
+        await asyncio.wait_for(_subscribe(state), within_s)
+    except Exception as exc:
+        logger.warning("console_live_feed_unavailable", error=str(exc), retry_s=RETRY_S)
+        return False
+    return True
+
+
+async def _subscribe(state: ConsoleState) -> None:
+    await state.feed.start(await state.nats())
+
+
+async def _retry_feed(state: ConsoleState) -> None:
+    while True:
+        await asyncio.sleep(RETRY_S)
+        if await _start_feed(state):
+            return
 
 
 async def events(request: Request) -> EventSourceResponse:
