@@ -32,7 +32,7 @@ from tests.support.repos import make_repo
 from tests.support.servers import NatsServer
 
 ANY_PORTS = {"nats": {"port": 0}, "temporal": {"port": 0, "ui_port": 0}}
-ALL_SERVICES = ["nats", "temporal", "graph", "worker", "monitor"]
+ALL_SERVICES = ["nats", "temporal", "graph", "worker", "monitor", "console"]
 
 
 def clean_env() -> dict[str, str]:

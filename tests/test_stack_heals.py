@@ -130,7 +130,7 @@ def test_down_with_a_broken_config_stops_what_the_run_folder_records(tmp_path: P
     with running_stack(tmp_path, config) as broken:
         run_dir = broken.repo / "state" / "run"
         pids = {name: r.pid for name, r in load_records(run_dir).items()}
-        assert set(pids) == {"nats", "temporal", "graph", "worker", "monitor"}
+        assert set(pids) == {"nats", "temporal", "graph", "worker", "monitor", "console"}
         (broken.repo / ".semspec" / "config.yaml").write_text("services: [unclosed\n")
         down = broken.cli("down")
         assert down.returncode == 0, down.stderr
