@@ -44,39 +44,35 @@ def store(store: GraphStore, repo: Path) -> GraphStore:
     return store
 
 
-def node_lines(text: str) -> dict[str, str]:
-    """Claim id → the rest of its N/F line."""
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        parts = line.strip().split(" ", 2)
-        if parts[0] in ("N", "F"):
-            found[parts[1]] = parts[2]
-    return found
+def claim_lines(text: str) -> dict[str, str]:
+    """Claim id (``n0``, ``n1``, … in order) → its line: a file line or a line opening with a
+    span, without its indentation."""
+    claims = [
+        line.strip()
+        for line in text.splitlines()
+        if line.startswith("F ") or line.strip()[:1].isdigit()
+    ]
+    return {f"n{i}": line for i, line in enumerate(claims)}
 
 
 def test_every_claim_of_the_pack_has_an_evidence_pointer(store: GraphStore) -> None:
     pack = meaning_pack(store, PATHS, private=True)
     pointers = pack_evidence(pack.text)
-    claim_ids = set(node_lines(pack.text)) | {
-        line.split()[1] for line in pack.text.splitlines() if line.startswith("E ")
-    }
-    assert pack.claims == len(claim_ids) > 40
+    assert pack.claims == len(claim_lines(pack.text)) > 40
     assert pack.claims_with_evidence == pack.claims
-    assert set(pointers) == claim_ids
+    assert set(pointers) == set(claim_lines(pack.text))
 
 
 def test_evidence_pointers_resolve_to_lines_naming_the_symbol(
     repo: Path, store: GraphStore
 ) -> None:
     pack = meaning_pack(store, PATHS, private=True)
-    words = {
-        line.split()[1]: line.split()[2] for line in pack.text.splitlines() if line[:2] == "D "
-    }
+    words = dict(line.split(" ", 1) for line in pack.text.splitlines() if re.match(r"d\d+ ", line))
     pointers = pack_evidence(pack.text)
     checked = 0
-    for claim, rest in node_lines(pack.text).items():
-        kind, label = rest.split(" ", 1)
-        if kind not in ("fn", "class", "m"):
+    for claim, line in claim_lines(pack.text).items():
+        span, label = line.split(" ", 1)
+        if span == "F" or label.split(" ", 1)[0] in ("env", "cfg", "http", "cli", "imports"):
             continue
         path, _, span_hash = pointers[claim].partition(":")
         span, _, digest = span_hash.partition("#")
@@ -90,7 +86,7 @@ def test_evidence_pointers_resolve_to_lines_naming_the_symbol(
             if (s.start_line, s.end_line) == (start, end)
         )
         expanded = " ".join(words.get(part, part) for part in re.split(r"([\w$]+)", label))
-        assert symbol.name in expanded, (claim, rest)
+        assert symbol.name in expanded, (claim, line)
         assert symbol.name in data.decode().splitlines()[start - 1]
         checked += 1
     assert checked > 25
@@ -114,38 +110,36 @@ def test_private_names_are_left_out_unless_asked_for(store: GraphStore) -> None:
     everything = meaning_pack(store, ["src/service.py"], private=True)
     assert "_read" not in public.text
     assert "_read" in everything.text
-    assert "fn helper(value: str) -> str" in public.text
+    assert " helper(value: str) -> str\n" in public.text
 
 
 def test_the_pack_carries_boundaries_imports_and_call_edges(store: GraphStore) -> None:
     text = meaning_pack(store, ["src/service.py"]).text
-    assert "fn items() -> str [http: GET,POST /items]\n" in text
-    assert "fn serve(port: int=8080) -> None [cli: command serve]\n" in text
-    assert " env API_TOKEN\n" in text and " cfg settings.yaml\n" in text
-    assert " cli __main__\n" in text
-    assert " imports typer,flask\n" in text  # the standard library is left out
-    nodes = node_lines(text)
-    items = next(k for k, v in nodes.items() if v.startswith("fn items"))
-    helper = next(k for k, v in nodes.items() if v.startswith("fn helper"))
-    assert f"E e0 {items} calls {helper}" in text
+    # A call is part of its caller's claim, whose span holds the call.
+    assert "\n36+2 items() -> str [http: GET,POST /items] calls helper\n" in text
+    assert "\n46+1 serve(port: int=8080) -> None [cli: command serve] calls helper\n" in text
+    assert "\n37 env API_TOKEN\n" in text and "\n27 cfg settings.yaml\n" in text
+    assert "\n50+1 cli __main__\n" in text
+    assert "\n3+6 imports typer,flask\n" in text  # the standard library is left out
 
 
 def test_repeated_names_and_parameters_go_to_the_dictionary_when_that_saves_tokens() -> None:
     source = b""
     for cls in ("Alpha", "Beta", "Gamma", "Delta"):
         source += f"class {cls}:\n".encode()
-        source += b"    def reconcile_pending_escalations(self, ctx: typer.Context) -> int:\n"
+        source += f"    def run_{cls.lower()}(self, ctx: typer.Context) -> int:\n".encode()
         source += b"        return 1\n\n"
-        source += b"    def run(self) -> int:\n        return 2\n\n"
+        source += b"    def reconcile_pending_escalations(self, value: int, ctx: typer.Context)"
+        source += f" -> {cls}:\n        return 2\n\n".encode()
     text = pack_facts([extract_facts("m.py", source)]).text
-    entries = [line.split(" ", 2) for line in text.splitlines() if line[:2] == "D "]
-    words = {entry[2]: entry[1] for entry in entries}
+    entries = [line.split(" ", 1) for line in text.splitlines() if re.match(r"d\d+ ", line)]
+    words = {entry[1]: entry[0] for entry in entries}
     name, param = "reconcile_pending_escalations", "ctx: typer.Context"
     assert set(words) == {name, param}
     assert text.count(name) == 1 and text.count(param) == 1
-    assert text.count(f"m {words[name]}({words[param]}) -> int") == 4
-    # ``run`` is one token, as cheap as an id: an entry would only cost its line.
-    assert text.count("m run() -> int") == 4
+    assert text.count(f" {words[name]}(value: int, {words[param]}) -> ") == 4
+    # ``value: int`` is as cheap as an id: an entry would only cost its line.
+    assert text.count(f" run_alpha({words[param]}) -> int\n") == 1
 
 
 def test_parameter_lists_split_only_where_the_text_is_rebuilt_exactly() -> None:
@@ -204,7 +198,7 @@ def test_the_pack_command_prints_the_pack_of_the_named_files(repo: Path) -> None
     data = json.loads(result.stdout)
     assert data["files"] == ["src/server.go"]
     assert data["claims"] == data["claims_with_evidence"] > 5
-    assert "F n0 src/server.go go 36L" in data["text"]
+    assert "\nF src/server.go go 36L #" in data["text"]
 
 
 def test_the_pack_command_refuses_a_file_outside_the_repository(tmp_path: Path, repo: Path) -> None:

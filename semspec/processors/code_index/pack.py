@@ -1,27 +1,32 @@
 """The meaning pack: a compact, deterministic text encoding of a file set's facts for agents.
 
-Seed 004's cognitive pack: a header and dictionary, then one section per file of node, edge
-and evidence lines::
+Seed 004's cognitive pack: a header and dictionary, then one section per file, each line a
+claim that opens with its evidence span::
 
-    MP1 files=1 claims=8 evidenced=8
-    D d0 src/app                           dictionary: repeated folders, names, parameters
-    D d1 settings: AppSettings             (each only where it saves tokens in cl100k)
-    F n0 d0/main.py python 120L            file node: opens the file's section
-    N n1 fn load(path: str, d1) -> Config  node: id, kind, name + signature or detail
-    N n2 class Service(Base)
-     N n3 m run() -> None                  member of the class above it (one more space)
-    N n4 fn serve(port: int) [cli: command serve]   a CLI entry or route is a facet of its function
-    N n5 env PORT
-    N n6 imports yaml,.models              imported modules (Python's standard library left out)
-    E e0 n3 calls n1                       edge: id, from, relation, to
-    EV #1a2b3c4d 1-120 10-25 30-80 35-40 90-99 12 1-3 38
+    MP2 files=1 claims=9 evidenced=9
+    d0 src/app                             dictionary: repeated folders, labels, names,
+    d1 settings: AppSettings               parameters, annotations, return types (each only
+    d2 async aclose() -> None              where it saves tokens in cl100k)
+    F d0/main.py python 120L #1a2b3c4d     file: path, language, lines, source hash
+    10+15 load(path: str, d1) -> Config    ``start+more``: lines 10-25; then name + signature
+    30+50 class Service(Base)
+     35+5 run(key?: str) -> None calls load    a member (one more space); ``key?: str`` is
+     41+3 stop ^                                ``key: str | None=None``; ``^``: the signature
+     45+9 d2                                    of the line above; calls name packed callees
+     55+20 get(key: int) -> int +2             ``+2``: two more definitions of ``get`` in the
+    90+9 serve(port: int) [cli: command serve]  span (overloads, a property's setter)
+    12 env PORT                            a boundary: env var, config file, CLI entry, route
+    1+3 imports yaml,.{models,db}          imported modules (Python's and Go's standard
+                                           library left out)
 
-Every node and edge is a claim. The evidence line closing a section gives the first 8 hex
-digits of the file's source hash, then one line span per claim of the section in order (a
-single number is a one-line span): claim ``n1`` above is backed by
-``src/app/main.py:10-25#1a2b3c4d``, and a different hash on disk means the evidence is stale.
-``pack_evidence`` expands a pack into those pointers. By default only the public surface is
-packed (no ``_private`` names), because an agent onboarding needs the map, not every helper;
+Every line but the header and the dictionary is a claim; claim ``n0`` is the file line,
+``n1`` the next, and so on. A claim's evidence is its span in the file whose hash its section
+names: the ``load`` line above is backed by ``src/app/main.py:10-25#1a2b3c4d`` (a file line by
+the whole file), and a different hash on disk means the evidence is stale. A call is part of
+its caller's claim, whose span holds the call. ``pack_evidence`` expands a pack into those
+pointers. Long string literals in a signature are written ``...`` and long ``Literal[...]``
+lists keep their first values (the span leads to the rest). By default only the public surface
+is packed (no ``_private`` names), because an agent onboarding needs the map, not every helper;
 ``private=True`` packs everything.
 """
 
@@ -31,14 +36,23 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from semspec.graph.store import GraphStore
 from semspec.model.tokens import count_tokens
 from semspec.processors.code_index.facts import FileFacts, Symbol
 from semspec.processors.code_index.graph_read import read_facts
 
-KIND_LABELS = {"function": "fn", "class": "class", "method": "m"}
+HASH_DIGITS = 8
+MAX_STRING = 24
+"""A string literal in a signature longer than this (quotes included) is written ``...``."""
+LITERAL_ITEMS = 3
+"""A ``Literal[...]`` list keeps this many values, then ``...``."""
+_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_OPTIONAL = re.compile(
+    r"(?P<name>\w+): (?:(?P<union>[^=]+) \| None|Optional\[(?P<optional>[^=]+)\])=None"
+)
+_PARAMETER = re.compile(r"(?P<name>\*{0,2}\w+\??): (?P<annotation>.+)")
 BOUNDARY_LABELS = {"cli_entry": "cli", "http_route": "http", "env_var": "env", "config_file": "cfg"}
 
 
@@ -58,10 +72,73 @@ def short_signature(symbol: Symbol) -> str | None:
     """
     for prefix in ("async def ", "def ", "class "):
         if symbol.signature.startswith(prefix + symbol.name):
-            rest = symbol.signature[len(prefix + symbol.name) :]
+            rest = abridged(symbol.signature[len(prefix + symbol.name) :])
             if symbol.name == "__init__":
                 rest = rest.removesuffix(" -> None")
-            return rest.replace("(self, ", "(").replace("(self)", "()").replace("(cls, ", "(")
+            rest = rest.replace("(self, /)", "()").replace("(self)", "()")
+            for receiver in ("(self, /, ", "(self, ", "(cls, "):
+                rest = rest.replace(receiver, "(")
+            split = split_parameters(rest)
+            if split is None:
+                return rest
+            return f"({', '.join(_optional(p) for p in split[0])}){split[1]}"
+    return None
+
+
+def _optional(parameter: str) -> str:
+    """``x: T | None=None`` (or ``Optional[T]=None``) as ``x?: T``, as TypeScript writes it."""
+    match = _OPTIONAL.fullmatch(parameter)
+    if match is None:
+        return parameter
+    return f"{match['name']}?: {match['union'] or match['optional']}"
+
+
+def abridged(signature: str) -> str:
+    """``signature`` with long string literals written ``...`` and long ``Literal[...]`` lists
+    cut to their first items.
+
+    Text in an annotation (``Annotated[str, Doc("...")]``) or a long list of allowed values says
+    little about the interface for many tokens; the claim's evidence span still leads to it.
+    """
+    signature = _STRING.sub(lambda m: m[0] if len(m[0]) <= MAX_STRING else "...", signature)
+    at = signature.find("Literal[")
+    while at >= 0:
+        found = _items(signature, at + len("Literal"))
+        if found is not None and len(found[0]) > LITERAL_ITEMS:
+            kept = ", ".join([*(i.strip() for i in found[0][:LITERAL_ITEMS]), "..."])
+            signature = f"{signature[: at + len('Literal[')]}{kept}{signature[found[1] :]}"
+        at = signature.find("Literal[", at + 1)
+    return signature
+
+
+def _items(text: str, start: int) -> tuple[list[str], int] | None:
+    """The comma-separated items of the bracket opening at ``text[start]`` and the index of the
+    bracket closing it; commas inside nested brackets or quotes do not split. None when the
+    bracket is not closed by its match."""
+    closing = {"(": ")", "[": "]", "{": "}"}
+    stack, quote, escaped, begin, items = [], "", False, start + 1, []
+    for index in range(start, len(text)):
+        char = text[index]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in closing:
+            stack.append(closing[char])
+        elif char in ")]}":
+            if not stack or stack.pop() != char:
+                return None  # mismatched brackets
+            if not stack:
+                items.append(text[begin:index])
+                return items, index
+        elif char == "," and len(stack) == 1:
+            items.append(text[begin:index])
+            begin = index + 1
     return None
 
 
@@ -72,34 +149,13 @@ def split_parameters(short: str) -> tuple[list[str], str] | None:
     parameter list written ``, ``-separated (so joining the parts gives the text back); callers
     leave such a signature as it is.
     """
-    if not short.startswith("("):
+    found = _items(short, 0) if short.startswith("(") else None
+    if found is None or short[found[1]] != ")":
         return None
-    depth, quote, escaped, start, params = 0, "", False, 1, []
-    for index, char in enumerate(short):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                if char != ")":
-                    return None  # mismatched brackets: not a parameter list
-                params.append(short[start:index])
-                inner, tail = short[1:index], short[index + 1 :]
-                parts = [p.strip() for p in params] if inner else []
-                return (parts, tail) if ", ".join(parts) == inner else None
-        elif char == "," and depth == 1:
-            params.append(short[start:index])
-            start = index + 1
-    return None
+    params, end = found
+    inner, tail = short[1:end], short[end + 1 :]
+    parts = [p.strip() for p in params] if inner else []
+    return (parts, tail) if ", ".join(parts) == inner else None
 
 
 def _folder(path: str) -> str:
@@ -117,20 +173,30 @@ def grouped_modules(facts: FileFacts) -> str:
         top = imp.module.split(".", 1)[0]
         if facts.language == "python" and (top in sys.stdlib_module_names or top == "__future__"):
             continue
-        head, _, tail = (
-            imp.module.rpartition(".") if "." in imp.module.lstrip(".") else ("", "", imp.module)
-        )
-        members = groups.setdefault(head, [])
-        if tail not in members:
-            members.append(tail)
+        if facts.language == "go" and "." not in imp.module.split("/", 1)[0]:
+            continue  # Go's standard library: no domain in the path's first element
+        # Relative siblings fold too: ``.{users,invites}``, ``..abc.{x,y}``; what ``from .
+        # import a`` takes is named as ``.a``.
+        rest = imp.module.lstrip(".")
+        dots = imp.module[: len(imp.module) - len(rest)]
+        if rest:
+            head, _, tail = rest.rpartition(".") if "." in rest else ("", "", rest)
+            tails = [tail]
+        else:
+            head, tails = "", list(imp.names) or [""]
+        members = groups.setdefault(dots + head, [])
+        members += [t for t in tails if t not in members]
     parts = []
     for head, tails in groups.items():
+        joint = "" if not head or head.endswith(".") else "."
         if not head:
             parts.extend(tails)
+        elif tails == [""]:
+            parts.append(head)
         elif len(tails) == 1:
-            parts.append(f"{head}.{tails[0]}")
+            parts.append(f"{head}{joint}{tails[0]}")
         else:
-            parts.append(f"{head}.{{{','.join(tails)}}}")
+            parts.append(f"{head}{joint}{{{','.join(tails)}}}")
     return ",".join(parts)
 
 
@@ -146,55 +212,100 @@ class _PackWriter:
         self.private = private
         self.words: dict[str, str] = {}
         self.body: list[str] = []
-        self.nodes = 0
-        self.edges = 0
         self.claims = 0
-        self.evidenced = 0
+        self.more: Counter[tuple[str, int]] = Counter()
+        """How many more definitions of the same name a packed symbol's span holds."""
         self._plan_dictionary(files)
 
     def _plan_dictionary(self, files: list[FileFacts]) -> None:
-        # Shared folders, symbol names and parameters (``ctx: typer.Context``) repeated across
-        # the set are candidates; one becomes an entry only when its uses save more tokens
-        # than its ``D`` line costs, so a short name (one token, like its id) stays inline.
+        # Whole labels first (they repeat where classes share an interface: ``aclose() ->
+        # None``), then shared folders, names, callees, parameters (``ctx: typer.Context``) and
+        # return types of the labels still written out. A candidate becomes an entry only when
+        # its uses save more tokens than its ``D`` line costs, so a one-token name stays inline.
+        # Last, the annotations of parameters still written out (``str | None``).
+        self.ids: set[str] = set()
+        labels = Counter(self.symbol_label(s) for f in files for s in self._symbols(f))
+        self._choose(labels)
         uses: Counter[str] = Counter(_folder(f.path) for f in files if "/" in f.path)
+        params: list[str] = []
         for facts in files:
-            for symbol in self._symbols(facts):
+            symbols = self._symbols(facts)
+            for symbol in symbols:
+                if self.symbol_label(symbol) in self.ids:
+                    continue
                 uses[symbol.name] += 1
                 short = short_signature(symbol)
                 split = split_parameters(short) if short is not None else None
-                uses.update(split[0] if split is not None else [])
-        repeated = [text for text, count in uses.items() if count > 1]
+                if split is not None:
+                    params += split[0]
+                    uses[split[1].removeprefix(" -> ")] += split[1].startswith(" -> ")
+            for targets in _calls_by_caller(facts, symbols).values():
+                uses.update(targets)
+        uses.update(params)
+        self._choose(uses)
+        annotations = Counter(
+            match["annotation"]
+            for match in map(_PARAMETER.fullmatch, (p for p in params if p not in self.words))
+            if match is not None
+        )
+        self._choose(annotations)
+
+    def param(self, text: str) -> str:
+        """A parameter through the dictionary: whole, else its annotation."""
+        if text in self.words:
+            return self.words[text]
+        match = _PARAMETER.fullmatch(text)
+        if match is not None and match["annotation"] in self.words:
+            return f"{match['name']}: {self.words[match['annotation']]}"
+        return text
+
+    def _choose(self, uses: Counter[str]) -> None:
+        repeated = [text for text, count in uses.items() if count > 1 and text not in self.words]
         for text in sorted(repeated, key=lambda t: (-uses[t] * count_tokens(t), t)):
             ident = f"d{len(self.words)}"
-            entry_cost = count_tokens(f"D {ident} {text}\n")
+            entry_cost = count_tokens(f"{ident} {text}\n")
             if uses[text] * (count_tokens(text) - count_tokens(ident)) > entry_cost:
                 self.words[text] = ident
+                self.ids.add(ident)
 
     def _symbols(self, facts: FileFacts) -> list[Symbol]:
-        return [s for s in facts.symbols if self.private or _public(s)]
+        """The packed symbols; a run of definitions of one name (overloads, a property and its
+        setter) is one symbol spanning them all, with the first one's signature."""
+        packed: list[Symbol] = []
+        runs: list[int] = []
+        for symbol in facts.symbols:
+            if not (self.private or _public(symbol)):
+                continue
+            if packed and packed[-1].qualname == symbol.qualname:
+                first = packed[-1]
+                packed[-1] = replace(first, end_line=max(first.end_line, symbol.end_line))
+                runs[-1] += 1
+                continue
+            packed.append(symbol)
+            runs.append(0)
+        for symbol, more in zip(packed, runs, strict=True):
+            if more:
+                self.more[(facts.path, symbol.start_line)] = more
+        return packed
 
-    def _claim(self, line: str, spans: list[str], start: int, end: int) -> str:
-        """Add a node (``N``/``F``) or edge (``E``) line; ``@`` in it becomes the new id."""
-        if line.lstrip().startswith("E "):
-            ident, self.edges = f"e{self.edges}", self.edges + 1
-        else:
-            ident, self.nodes = f"n{self.nodes}", self.nodes + 1
-        self.body.append(line.replace(" @ ", f" {ident} ", 1))
-        spans.append(str(start) if start == end else f"{start}-{end}")
+    def _claim(self, line: str, start: int, end: int, level: int = 0) -> None:
+        """Add a node line: indentation, its evidence span, then what it claims."""
+        span = str(start) if start == end else f"{start}+{end - start}"
+        self.body.append(f"{' ' * level}{span} {line}")
         self.claims += 1
-        self.evidenced += 1
-        return ident
 
     def add_file(self, facts: FileFacts) -> None:
-        spans: list[str] = []
         folder = _folder(facts.path)
         path = (
             f"{self.words[folder]}/{facts.path[len(folder) + 1 :]}"
             if folder in self.words
             else facts.path
         )
-        header = f"F @ {path} {facts.language} {facts.line_count}L"
-        self._claim(header, spans, 1, max(facts.line_count, 1))
+        # The file's own claim: its evidence is the whole file, which ``NL`` already says.
+        self.body.append(
+            f"F {path} {facts.language} {facts.line_count}L #{facts.source_hash[:HASH_DIGITS]}"
+        )
+        self.claims += 1
         symbols = self._symbols(facts)
         # A CLI command or route spanning exactly a packed function is a facet of its node.
         spans_of = {(s.start_line, s.end_line) for s in symbols}
@@ -208,49 +319,60 @@ class _PackWriter:
                 )
             else:
                 boundaries.append(boundary)
-        symbol_ids: dict[str, str] = {}
+        calls = _calls_by_caller(facts, symbols)
         depth: dict[str, int] = {}
+        above: dict[int, str] = {}  # the signature last written at each depth
         for symbol in symbols:
             # A member is indented one step under its class (the line above it at lower depth);
             # a member whose class is not packed (another file, private) says so with ``in=``.
             level = depth[symbol.parent] + 1 if symbol.parent in depth else 0
             member = f" in={symbol.parent}" if symbol.parent and symbol.parent not in depth else ""
-            label = f"{KIND_LABELS[symbol.kind]} {self.symbol_label(symbol)}"
             extra = "".join(facets.pop((symbol.start_line, symbol.end_line), []))
-            line = f"{' ' * level}N @ {label}{member}{extra}"
-            ident = self._claim(line, spans, symbol.start_line, symbol.end_line)
-            symbol_ids.setdefault(symbol.qualname, ident)
+            targets = calls.get(symbol.qualname, [])
+            # The calls are part of the caller's claim: its span holds every call site.
+            called = f" calls {','.join(self.word(t) for t in targets)}" if targets else ""
+            label = self.symbol_label(symbol)
+            # A sibling with the signature of the one above it is its name and ``^``.
+            shape = _shape(symbol)
+            if shape is not None and above.get(level) == shape and label not in self.ids:
+                label = f"{self.word(symbol.name)} ^"
+            above = {k: v for k, v in above.items() if k < level}
+            if shape is not None:
+                above[level] = shape
+            variants = self.more[(facts.path, symbol.start_line)]
+            line = f"{label}{f' +{variants}' if variants else ''}{member}{extra}{called}"
+            self._claim(line, symbol.start_line, symbol.end_line, level)
             depth.setdefault(symbol.qualname, level)
         for boundary in boundaries:
-            line = f"N @ {BOUNDARY_LABELS[boundary.kind]} {boundary.detail}"
-            self._claim(line, spans, boundary.line, boundary.end_line)
+            line = f"{BOUNDARY_LABELS[boundary.kind]} {boundary.detail}"
+            self._claim(line, boundary.line, boundary.end_line)
         modules = grouped_modules(facts)
         if modules:
             # One claim for the import block: the modules in order, names left to evidence.
             first = min(i.line for i in facts.imports)
             last = max(i.end_line for i in facts.imports)
-            self._claim(f"N @ imports {modules}", spans, first, last)
-        seen: set[tuple[str, str]] = set()
-        for call in facts.calls:
-            source = symbol_ids.get(call.caller or "")
-            target = symbol_ids.get(call.callee)
-            if source is None or target is None or (source, target) in seen:
-                continue  # one edge per packed pair; its evidence is the first call site
-            seen.add((source, target))
-            self._claim(f"E @ {source} calls {target}", spans, call.line, call.line)
-        self.body.append(f"EV #{facts.source_hash[:8]} {' '.join(spans)}")
+            self._claim(f"imports {modules}", first, last)
 
     def symbol_label(self, symbol: Symbol) -> str:
-        """Name and signature, the name written once (through the dictionary if it is there)."""
+        """Kind, name and signature, the name written once; the whole label, or its name,
+        parameters and return type, through the dictionary where they are in it."""
         short = short_signature(symbol)
         if short is not None:
             is_async = symbol.signature.startswith("async ")
+            kind = "class " if symbol.kind == "class" else "async " if is_async else ""
+            if kind + symbol.name + short in self.words:
+                return self.words[kind + symbol.name + short]
             split = split_parameters(short)
             if split is not None:
                 params, tail = split
-                short = f"({', '.join(self.word(p) for p in params)}){tail}"
-            return ("async " if is_async else "") + self.word(symbol.name) + short
-        sig = symbol.signature
+                returns = tail.removeprefix(" -> ")
+                tail = f" -> {self.word(returns)}" if tail.startswith(" -> ") else tail
+                short = f"({', '.join(self.param(p) for p in params)}){tail}"
+            return kind + self.word(symbol.name) + short
+        # Other languages' signatures name their kind themselves (``func``, ``interface``).
+        sig = abridged(symbol.signature)
+        if sig in self.words:
+            return self.words[sig]
         match = re.search(rf"(?<![\w$]){re.escape(symbol.name)}(?![\w$])", sig)
         if match is None:
             return f"{self.word(symbol.name)} {sig}"
@@ -260,9 +382,38 @@ class _PackWriter:
         return self.words.get(text, text)
 
     def text(self, files: int) -> str:
-        header = f"MP1 files={files} claims={self.claims} evidenced={self.evidenced}"
-        dictionary = [f"D {ident} {text}" for text, ident in self.words.items()]
+        header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
+        dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
+
+
+def _shape(symbol: Symbol) -> str | None:
+    """A Python function's signature without its name (``async (a: int) -> T``), else None."""
+    short = short_signature(symbol)
+    if short is None or symbol.kind == "class":
+        return None
+    return ("async " if symbol.signature.startswith("async ") else "") + short
+
+
+def _calls_by_caller(facts: FileFacts, symbols: list[Symbol]) -> dict[str, list[str]]:
+    """Packed callees of each packed caller, in first-call order, each named once.
+
+    A callee is named by its name when no other packed symbol of the file has that name, else
+    by its qualified name.
+    """
+    packed = {s.qualname for s in symbols}
+    names = Counter(s.name for s in symbols)
+    by_qualname = {s.qualname: s for s in symbols}
+    found: dict[str, list[str]] = {}
+    for call in facts.calls:
+        if call.caller not in packed or call.callee not in packed:
+            continue
+        callee = by_qualname[call.callee]
+        ref = callee.name if names[callee.name] == 1 else callee.qualname
+        targets = found.setdefault(call.caller or "", [])
+        if ref not in targets:
+            targets.append(ref)
+    return found
 
 
 def pack_facts(facts: Iterable[FileFacts], *, private: bool = False) -> Pack:
@@ -271,7 +422,7 @@ def pack_facts(facts: Iterable[FileFacts], *, private: bool = False) -> Pack:
     writer = _PackWriter(files, private)
     for file_facts in files:
         writer.add_file(file_facts)
-    return Pack(writer.text(len(files)), writer.claims, writer.evidenced)
+    return Pack(writer.text(len(files)), writer.claims, writer.claims)
 
 
 def meaning_pack(

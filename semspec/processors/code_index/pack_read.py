@@ -4,31 +4,31 @@ from __future__ import annotations
 
 
 def _span(text: str) -> str:
-    start, _, end = text.partition("-")
-    return f"{start}-{end or start}"
+    """``12+3`` (a start and how many lines follow it) or ``12`` as ``12-15`` or ``12-12``."""
+    start, _, more = text.partition("+")
+    return f"{start}-{int(start) + int(more or 0)}"
 
 
 def pack_evidence(text: str) -> dict[str, str]:
-    """Map each claim id of a pack to its evidence pointer ``path:start-end#hash8``."""
+    """Map each claim of a pack to its evidence pointer ``path:start-end#hash8``.
+
+    Claims are named ``n0``, ``n1``, … in the order they appear: a file line, then each line
+    that opens with a line span.
+    """
     words: dict[str, str] = {}
     pointers: dict[str, str] = {}
-    path = ""
-    section: list[str] = []
+    path = digest = ""
     for raw in text.splitlines():
         parts = raw.strip().split(" ")
         kind = parts[0]
-        if kind == "D" and len(parts) >= 3:
-            words[parts[1]] = " ".join(parts[2:])
-        elif kind == "F" and len(parts) >= 3:
-            head, _, rest = parts[2].partition("/")
-            path = f"{words[head]}/{rest}" if rest and head in words else parts[2]
-            section = [parts[1]]
-        elif kind in ("N", "E") and len(parts) >= 2:
-            section.append(parts[1])
-        elif kind == "EV" and len(parts) >= 2:
-            digest = parts[1].lstrip("#")
-            # Spans follow the section's claims in order.
-            for claim, span in zip(section, parts[2:], strict=True):
-                pointers[claim] = f"{path}:{_span(span)}#{digest}"
-            section = []
+        if kind[:1] == "d" and kind[1:].isdigit() and len(parts) >= 2:
+            words[kind] = " ".join(parts[1:])
+        elif kind == "F" and len(parts) >= 5:
+            head, _, rest = parts[1].partition("/")
+            path = f"{words[head]}/{rest}" if rest and head in words else parts[1]
+            lines = max(int(parts[3].removesuffix("L")), 1)
+            digest = parts[4].lstrip("#")
+            pointers[f"n{len(pointers)}"] = f"{path}:1-{lines}#{digest}"
+        elif kind[:1].isdigit():
+            pointers[f"n{len(pointers)}"] = f"{path}:{_span(kind)}#{digest}"
     return pointers
