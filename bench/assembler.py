@@ -1,7 +1,14 @@
-"""Reviewer context assembly over 2,000 SOPs (~20,000 chunks) and 500 indexed files: median
-latency on the Oxigraph store files, then through the Oxigraph server that ``semspec up`` starts
-over the same files (the SPARQL endpoint every process of a stack uses), against the same queries
-on rdflib's in-memory store.
+"""Reviewer context assembly at two scales: 2,000 SOPs (~20,000 chunks) and 500 indexed files,
+then 20,000 SOPs (~200,000 chunks) and 5,000 files, for the same 4-file task.
+
+Small scale: median latency on the Oxigraph store files, then through the Oxigraph server that
+``semspec up`` starts over the same files (the SPARQL endpoint every process of a stack uses),
+against the same queries on rdflib's in-memory store (the baseline).
+
+Large scale, on the Oxigraph store files, two ways: ``large`` scales every kind of SOP tenfold
+(one in 200 applies to every ``*.py`` file, so the task matches ~4x as many SOPs and its context
+grows with them); ``same matches`` adds 18,000 SOPs that apply only to the new modules, so the
+task matches exactly as many SOPs as at the small scale and any growth is the store's size.
 
 Run: ``python bench/assembler.py``. The last line is one JSON object.
 """
@@ -16,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from rdflib import Literal
@@ -38,42 +46,58 @@ SOPS = 2_000
 CHUNKS = 10
 MODULES = 200
 FILES = 500
+SCALE = 10
 TASK = ("src/mod_3/file_3.py", "src/mod_17/file_17.py", "src/mod_42/file_42.py", "README.md")
 RUNS = 21
 MEMORY_RUNS = 3  # rdflib evaluates SPARQL in Python: a few runs give a stable median
 SEVERITIES = ("error", "warning", "info")
 
 
-def sop(i: int) -> SopDocument:
-    globs = [f"src/mod_{i % MODULES}/*.py"]
-    if i % 200 == 0:
+@dataclass(frozen=True)
+class Scale:
+    """How many SOPs, modules and files; SOPs from ``wide_below`` on apply to one module only."""
+
+    sops: int
+    modules: int
+    files: int
+    wide_below: int
+
+
+SMALL = Scale(SOPS, MODULES, FILES, SOPS)
+LARGE = Scale(SOPS * SCALE, MODULES * SCALE, FILES * SCALE, SOPS * SCALE)
+SAME_MATCHES = Scale(SOPS * SCALE, MODULES * SCALE, FILES * SCALE, SOPS)
+
+
+def sop(i: int, scale: Scale = SMALL) -> SopDocument:
+    globs = [f"src/mod_{i % scale.modules}/*.py"]
+    if i % 200 == 0 and i < scale.wide_below:
         globs.append("*.py")
-    if i % 500 == 1:
+    if i % 500 == 1 and i < scale.wide_below:
         globs.append("README*")
     chunks = tuple(
         Chunk(
             f"Part {c}",
-            f"## Part {c}\n\nRule {i}.{c}: keep module {i % MODULES} handlers small, "
+            f"## Part {c}\n\nRule {i}.{c}: keep module {i % scale.modules} handlers small, "
             "name every failure, and log the identifiers a reader needs to find the record.",
         )
         for c in range(CHUNKS)
     )
     return SopDocument(
-        sop_id=f"sop-{i:04d}",
-        path=f".semspec/sources/docs/sops/sop-{i:04d}.md",
+        sop_id=f"sop-{i:05d}",
+        path=f".semspec/sources/docs/sops/sop-{i:05d}.md",
         source_hash=f"{i:064x}",
         title=f"Practice {i}",
         category="sop",
         applies_to=tuple(globs),
         severity=SEVERITIES[i % 3],
-        summary=f"Practice {i} keeps module {i % MODULES} predictable.",
+        summary=f"Practice {i} keeps module {i % scale.modules} predictable.",
         requirements=(f"Do {i} first", f"Check {i} twice"),
         chunks=chunks,
     )
 
 
-def file_triples(n: int) -> list[Triple]:
-    path = f"src/mod_{n % MODULES}/file_{n}.py"
+def file_triples(n: int, modules: int = MODULES) -> list[Triple]:
+    path = f"src/mod_{n % modules}/file_{n}.py"
     node = C.file_iri(path)
     triples: list[Triple] = [
         (node, RDF.type, C.FILE),
@@ -92,12 +116,13 @@ def file_triples(n: int) -> list[Triple]:
     return triples
 
 
-def build(store: GraphStore) -> float:
+def build(store: GraphStore, scale: Scale = SMALL) -> float:
     started = time.perf_counter()
-    for i in range(SOPS):
-        store.replace_graph(sop_graph(f"sop-{i:04d}"), sop_triples(sop(i)))
-    for n in range(FILES):
-        store.replace_graph(C.code_graph(f"src/mod_{n % MODULES}/file_{n}.py"), file_triples(n))
+    for i in range(scale.sops):
+        store.replace_graph(sop_graph(f"sop-{i:05d}"), sop_triples(sop(i, scale)))
+    for n in range(scale.files):
+        path = f"src/mod_{n % scale.modules}/file_{n}.py"
+        store.replace_graph(C.code_graph(path), file_triples(n, scale.modules))
     return time.perf_counter() - started
 
 
@@ -113,6 +138,28 @@ def measure(store: GraphStore, runs: int, *, warm: bool = True) -> tuple[float, 
         assert not text or result.text == text
         text = result.text
     return statistics.median(times), text
+
+
+def measure_scale(scale: Scale, name: str) -> tuple[float, int, int]:
+    """Build ``scale`` into fresh Oxigraph store files; median ms, matched SOPs, context chars."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(GraphConfig(), Path(tmp))
+        try:
+            built = build(store, scale)
+        finally:
+            store.close()
+        store = open_store(GraphConfig(), Path(tmp))
+        try:
+            ms, text = measure(store, RUNS)
+        finally:
+            store.close()
+    matched = text.count("### SOP ")
+    print(
+        f"{name}: {scale.sops} SOPs x {CHUNKS} chunks + {scale.files} files built in "
+        f"{built:.1f} s; median {ms:.1f} ms; matched SOPs {matched}, context {len(text)} chars",
+        flush=True,
+    )
+    return ms, matched, len(text)
 
 
 @contextmanager
@@ -146,6 +193,9 @@ def main() -> None:
         try:
             ox_build = build(ox)
             print(f"built oxigraph graph in {ox_build:.1f} s", flush=True)
+            # Measured as a reviewer's process meets it: opened after the sync that wrote it.
+            ox.close()
+            ox = open_store(GraphConfig(), Path(tmp))
             ox_ms, ox_text = measure(ox, RUNS)
             print(f"oxigraph median {ox_ms:.1f} ms", flush=True)
             # The server takes the directory over, as `semspec up` does.
@@ -175,6 +225,13 @@ def main() -> None:
     )
     print(f"ratio (memory / oxigraph): {ratio:.1f}x")
     print(f"endpoint / files: {ep_ms / ox_ms:.2f}x (target: endpoint median under 50 ms)")
+    large_ms, large_matched, large_chars = measure_scale(LARGE, "large")
+    same_ms, same_matched, _ = measure_scale(SAME_MATCHES, "large, same matches")
+    print(
+        f"growth {SOPS} -> {LARGE.sops} SOPs: {large_ms / ox_ms:.2f}x with {matched} -> "
+        f"{large_matched} matched SOPs ({len(ox_text)} -> {large_chars} chars of context); "
+        f"{same_ms / ox_ms:.2f}x with {same_matched} matched (target: large median under 50 ms)"
+    )
     print(
         json.dumps(
             {
@@ -183,6 +240,13 @@ def main() -> None:
                 "endpoint_ratio": round(ep_ms / ox_ms, 2),
                 "memory_median_ms": round(mem_ms, 2),
                 "ratio": round(ratio, 2),
+                "median_ms_small": round(ox_ms, 2),
+                "median_ms_large": round(large_ms, 2),
+                "growth": round(large_ms / ox_ms, 2),
+                "matched_small": matched,
+                "matched_large": large_matched,
+                "median_ms_large_same_matches": round(same_ms, 2),
+                "growth_same_matches": round(same_ms / ox_ms, 2),
             }
         )
     )

@@ -82,32 +82,46 @@ def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
 
 
 def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> list[MatchedSop]:
-    rows = store.select(
-        f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements ?index ?content WHERE {{
-  GRAPH ?g {{
-    {{ ?sop <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.SEVERITY}> ?severity ;
-           <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements }}
-    UNION
-    {{ ?chunk <{sd.CHUNK_OF}> ?sop ; <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
-  }}
+    sops = {"sop": [URIRef(i) for i in iris]}
+    parents = {
+        str(row["sop"]): _parent(row, sorted(globs[str(row["sop"])]))
+        for row in store.select(
+            f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements WHERE {{
+  GRAPH ?g {{ ?sop <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.SEVERITY}> ?severity ;
+                 <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements }}
 }}""",
-        {"sop": [URIRef(i) for i in iris]},
+            sops,
+        )
+    }
+    # One row per SOP, its chunks packed as ``index:length:text`` each: thousands of matching
+    # chunks as rows cost more in building their terms than the query itself (bench/assembler).
+    rows = store.select(
+        f"""SELECT ?sop (GROUP_CONCAT(CONCAT(STR(?index), ":", STR(STRLEN(?content)), ":",
+                                   ?content); separator="") AS ?chunks) WHERE {{
+  GRAPH ?g {{ ?chunk <{sd.CHUNK_OF}> ?sop ; <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
+}} GROUP BY ?sop""",
+        sops,
     )
-    parents: dict[str, MatchedSop] = {}
-    chunks: dict[str, list[tuple[int, str]]] = {}
     for row in rows:
-        sop = str(row["sop"])
-        if row.get("id") is not None:
-            parents[sop] = _parent(row, sorted(globs[sop]))
-        else:
-            index = row["index"]
-            number = int(index.toPython()) if isinstance(index, Literal) else 0
-            chunks.setdefault(sop, []).append((number, str(row["content"])))
-    for sop, found in chunks.items():
-        if sop in parents:
-            parents[sop].chunks = [text for _, text in sorted(found)]
+        parent = parents.get(str(row["sop"]))
+        if parent is not None:
+            parent.chunks = unpacked_chunks(str(row["chunks"]))
     rank: dict[str, int] = {name: i for i, name in enumerate(SEVERITIES)}
     return sorted(parents.values(), key=lambda s: (rank.get(s.severity, 99), s.sop_id))
+
+
+def unpacked_chunks(packed: str) -> list[str]:
+    """Chunk texts in index order from ``index:length:text`` records written back to back
+    (``length`` in characters, so a text may hold any character, colons included)."""
+    found: list[tuple[int, str]] = []
+    at = 0
+    while at < len(packed):
+        index_end = packed.index(":", at)
+        length_end = packed.index(":", index_end + 1)
+        length = int(packed[index_end + 1 : length_end])
+        found.append((int(packed[at:index_end]), packed[length_end + 1 : length_end + 1 + length]))
+        at = length_end + 1 + length
+    return [text for _, text in sorted(found)]
 
 
 def _parent(row: Row, globs: list[str]) -> MatchedSop:
