@@ -24,6 +24,7 @@ from semspec.graph.store import GraphStore, Row, Triple
 from semspec.processors.code_index import FileFacts, IndexReport, extract_facts, index_repository
 from semspec.processors.code_index.graph_read import read_facts
 from semspec.processors.code_index.index_record import MARKER_GRAPH, RACY_NS
+from semspec.processors.code_index.indexer import POOL_MIN_FILES
 from semspec.vocabulary import code
 from tests.support.code_samples import FIXTURES, SOURCES, sample_repo
 
@@ -228,17 +229,28 @@ def test_the_graph_carries_the_marker_of_its_record(repo: Path, store: GraphStor
 def test_a_pool_of_parse_processes_writes_the_same_facts_as_one_process(
     tmp_path: Path, repo: Path
 ) -> None:
+    many = repo / "many"
+    many.mkdir()
+    for n in range(POOL_MIN_FILES):
+        (many / f"m{n}.py").write_text(f"import os\n\n\ndef f{n}(x: int) -> int:\n    return x\n")
+    paths = SRC + [f"many/m{n}.py" for n in range(POOL_MIN_FILES)]
     one = open_store(GraphConfig(path="serial"), tmp_path)
     pool = open_store(GraphConfig(path="pool"), tmp_path)
     try:
         serial = index_repository(one, repo, IndexConfig(workers=0))
         pooled = index_repository(pool, repo, IndexConfig(workers=2))
         assert (serial.workers, pooled.workers) == (0, 2)
-        assert pooled.indexed == serial.indexed == SRC
-        assert read_facts(pool, SRC) == read_facts(one, SRC)
+        assert pooled.indexed == serial.indexed == sorted(paths)
+        assert read_facts(pool, paths) == read_facts(one, paths)
     finally:
         one.close()
         pool.close()
+
+
+def test_a_short_run_parses_in_its_own_process_whatever_the_setting(
+    repo: Path, store: GraphStore
+) -> None:
+    assert index_repository(store, repo, IndexConfig(workers=2)).workers == 0
 
 
 def test_index_json_reports_timings_and_no_progress_bar(repo: Path) -> None:

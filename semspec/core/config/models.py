@@ -557,9 +557,9 @@ class IndexConfig(_Section):
     exclude_dirs: list[str] = Field(default_factory=lambda: list(DEFAULT_INDEX_EXCLUDES))
     """Directory names never descended into, wherever they occur in the repository."""
     workers: int | Literal["auto"] = "auto"
-    """Processes that parse files while the command writes the graph: a number (0 parses in
-    the command's own process), or ``auto``: one per core but one once a run has 200 or more
-    files to parse, else none (docs/indexing.md has the measurement behind it)."""
+    """Processes that parse files while ``semspec index`` writes the graph, once a run has 200
+    or more files to parse (shorter runs parse in the command's own process): a number (0:
+    never a pool) or ``auto``, one per core (docs/indexing.md has the measurement)."""
 
     @field_validator("workers")
     @classmethod

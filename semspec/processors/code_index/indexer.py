@@ -104,17 +104,16 @@ class Progress(Protocol):
 
 
 POOL_MIN_FILES = 200
-"""Fewer files to parse than this are parsed in this process: starting a pool costs more."""
+"""Fewer files to parse than this are parsed in this process: starting a pool (a fresh
+interpreter per process, about a second) costs more than it saves."""
 
 
 def pool_size(setting: int | str, files: int) -> int:
-    """Processes that parse ``files`` files beside this one, which writes: the setting, or for
-    ``auto`` one per core but the writer's, and none (parse here) for a short run."""
-    if not files:
+    """Processes that parse ``files`` files while this one writes: the setting (``auto``: one
+    per core, measured fastest on two cores), but none for a run too short to pay for them."""
+    if files < POOL_MIN_FILES:
         return 0
-    if setting != "auto":
-        return int(setting)
-    return max(1, (os.cpu_count() or 1) - 1) if files >= POOL_MIN_FILES else 0
+    return (os.cpu_count() or 1) if setting == "auto" else int(setting)
 
 
 def index_repository(
