@@ -5,8 +5,8 @@ git repository): small = rdflib, large = rdflib + temporalio + openai. Each is i
 previous algorithm (the commit before the index record, exported with ``git archive``; it reads
 and hashes every file on every run) and by the current one, side by side in this one process.
 Every index runs as its own ``semspec index --json`` subprocess, so peak memory is that
-process's own ``ru_maxrss`` (its parse processes' peak is reported apart). Then one line of one
-mid-sized file is changed and each algorithm re-indexes.
+process's own ``ru_maxrss`` (its parse processes' peaks, summed, are reported apart). Then one
+line of one mid-sized file is changed and each algorithm re-indexes.
 
 Usage: ``python bench/index_scale.py [--workers N|auto] [--sizes small,large]``. The last line
 is one JSON object.
@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from io import BytesIO
 from pathlib import Path
@@ -44,8 +45,7 @@ except SystemExit:
     pass
 sys.stdout.flush()
 own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"peak_kb": own, "children_peak_kb": kids}), file=sys.stderr)
+print(json.dumps({"peak_kb": own}), file=sys.stderr)
 """
 
 IMPORTS = """
@@ -107,14 +107,20 @@ def _env() -> dict[str, str]:
 def run_index(source: Path, repo: Path) -> dict[str, float | str | None]:
     """One ``semspec index --json`` in a subprocess: wall time, peaks, its own timings."""
     started = time.perf_counter()
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(source), str(repo)],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
         env=_env(),
     )
+    watcher = DescendantPeaks(proc.pid)
+    watcher.start()
+    out, err = proc.communicate()
+    watcher.stop.set()
+    watcher.join()
     wall = time.perf_counter() - started
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     if done.returncode != 0:
         raise SystemExit(f"index failed in {repo}:\n{done.stderr[-2000:]}")
     peaks = json.loads(done.stderr.strip().splitlines()[-1])
@@ -124,11 +130,57 @@ def run_index(source: Path, repo: Path) -> dict[str, float | str | None]:
         "wall_s": round(wall, 3),
         "index_s": timings.get("total_s"),
         "peak_mb": round(peaks["peak_kb"] / 1024, 1),
-        "children_peak_mb": round(peaks["children_peak_kb"] / 1024, 1),
+        "descendants_peak_mb": round(sum(watcher.peaks_kb.values()) / 1024, 1),
         "indexed": len(report["indexed"]),
         "baseline": report.get("baseline", "graph"),
         "workers": report.get("workers"),
     }
+
+
+class DescendantPeaks(threading.Thread):
+    """Samples the peak RSS (``VmHWM``) of every process below ``root`` (the parse pool runs
+    under a fork server, so the index process's own rusage does not see it)."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.stop = threading.Event()
+        self.peaks_kb: dict[int, int] = {}
+
+    def run(self) -> None:
+        while not self.stop.wait(0.2):
+            for pid in _descendants(self.root):
+                peak = _vm_hwm_kb(pid)
+                if peak:
+                    self.peaks_kb[pid] = max(peak, self.peaks_kb.get(pid, 0))
+
+
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [root]
+    while frontier:
+        current = frontier.pop()
+        children = [pid for pid, parent in parents.items() if parent == current]
+        found.extend(children)
+        frontier.extend(children)
+    return found
+
+
+def _vm_hwm_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def change_one_file(repo: Path) -> str:
@@ -160,27 +212,38 @@ def write_workers(repo: Path, workers: str) -> None:
     config.write_text(f"index:\n  workers: {workers}\n", encoding="utf-8")
 
 
-def measure(size: str, work: Path, old: Path, workers: str) -> dict[str, Any]:
-    """Full and one-change runs of both algorithms over a fresh tree of ``size``."""
-    results: dict[str, Any] = {}
-    for name, source in (("previous", old), ("current", ROOT)):
-        repo = work / f"{size}-{name}"
-        files, lines = build_tree(repo, PACKAGES[size])
-        if name == "current":
-            write_workers(repo, workers)
-        full = run_index(source, repo)
-        changed = change_one_file(repo)
-        again = run_index(source, repo)
-        results[name] = {"full": full, "one_change": again, "changed": changed}
-        results |= {"files": files, "lines": lines}
-        print(json.dumps({"size": size, "algorithm": name, **results[name]}), flush=True)
-        shutil.rmtree(repo)
+def measure(size: str, work: Path, old: Path, workers: list[str]) -> dict[str, Any]:
+    """Full and one-change runs of both algorithms over fresh trees of ``size``, interleaved so
+    both see the same background load; the current one fully once per ``workers`` setting."""
+    trees = {name: work / f"{size}-{name}" for name in ("previous", "current")}
+    for tree in trees.values():
+        files, lines = build_tree(tree, PACKAGES[size])
+    results: dict[str, Any] = {"files": files, "lines": lines, "full_by_workers": {}}
+    results["previous_full"] = run_index(old, trees["previous"])
+    for setting in workers:
+        shutil.rmtree(trees["current"] / ".semspec", ignore_errors=True)
+        write_workers(trees["current"], setting)
+        results["full_by_workers"][setting] = run_index(ROOT, trees["current"])
+    results["current_full"] = results["full_by_workers"][workers[-1]]
+    changed = change_one_file(trees["previous"])
+    assert change_one_file(trees["current"]) == changed
+    results["previous_one_change"] = run_index(old, trees["previous"])
+    results["current_one_change"] = run_index(ROOT, trees["current"])
+    results["changed"] = changed
+    print(json.dumps({"size": size, **results}), flush=True)
+    for tree in trees.values():
+        shutil.rmtree(tree)
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", default="auto", help="index.workers for the current runs")
+    parser.add_argument(
+        "--workers",
+        default="auto",
+        help="index.workers settings for the current full runs, comma-separated (the last one "
+        "is the run the summary uses)",
+    )
     parser.add_argument("--sizes", default="small,large")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="index-scale-") as tmp:
@@ -188,7 +251,8 @@ def main() -> None:
         commit, old = baseline_source(work / "previous-source")
         floor = import_floor(ROOT)
         print(json.dumps({"baseline_commit": commit, "import_floor_mb": floor}), flush=True)
-        sizes = {size: measure(size, work, old, args.workers) for size in args.sizes.split(",")}
+        workers = args.workers.split(",")
+        sizes = {size: measure(size, work, old, workers) for size in args.sizes.split(",")}
     summary: dict[str, object] = {"baseline_commit": commit, "import_floor_mb": floor}
     for size, found in sizes.items():
         summary[f"lines_{size}"] = found["lines"]
@@ -201,29 +265,30 @@ def main() -> None:
 
 
 def _targets(small: dict[str, Any], large: dict[str, Any]) -> dict[str, Any]:
-    now_small, now_large, was_large = small["current"], large["current"], large["previous"]
-    full, incremental = now_large["full"], now_large["one_change"]
-    peak_small = max(now_small["full"]["peak_mb"], now_small["one_change"]["peak_mb"])
+    full, incremental = large["current_full"], large["current_one_change"]
+    peak_small = max(small["current_full"]["peak_mb"], small["current_one_change"]["peak_mb"])
     peak_large = max(full["peak_mb"], incremental["peak_mb"])
+    was_full, was_incremental = large["previous_full"], large["previous_one_change"]
     return {
         "full_s_large": full["index_s"],
         "incremental_s_large": incremental["index_s"],
         "incremental_ratio": round(full["index_s"] / incremental["index_s"], 1),
-        "incremental_wall_s_large": incremental["wall_s"],
         "peak_mb_large": peak_large,
         "peak_mb_small": peak_small,
         "memory_growth": round(peak_large / peak_small, 2),
-        "parse_process_peak_mb_large": full["children_peak_mb"],
-        "previous_full_wall_s_large": was_large["full"]["wall_s"],
-        "previous_incremental_wall_s_large": was_large["one_change"]["wall_s"],
-        "previous_peak_mb_large": max(
-            was_large["full"]["peak_mb"], was_large["one_change"]["peak_mb"]
-        ),
+        "parse_processes_peak_mb_large": full["descendants_peak_mb"],
         "full_wall_s_large": full["wall_s"],
-        "full_wall_ratio_vs_previous": round(was_large["full"]["wall_s"] / full["wall_s"], 2),
+        "incremental_wall_s_large": incremental["wall_s"],
+        "previous_full_wall_s_large": was_full["wall_s"],
+        "previous_incremental_wall_s_large": was_incremental["wall_s"],
+        "previous_peak_mb_large": max(was_full["peak_mb"], was_incremental["peak_mb"]),
+        "full_wall_ratio_vs_previous": round(was_full["wall_s"] / full["wall_s"], 2),
         "incremental_wall_ratio_vs_previous": round(
-            was_large["one_change"]["wall_s"] / incremental["wall_s"], 1
+            was_incremental["wall_s"] / incremental["wall_s"], 1
         ),
+        "full_wall_s_large_by_workers": {
+            k: v["wall_s"] for k, v in large["full_by_workers"].items()
+        },
     }
 
 
