@@ -3,7 +3,7 @@
 Seed 004's cognitive pack: a header and dictionary, then one section per file, each line a
 claim that opens with its evidence span::
 
-    MP2 files=1 claims=9 evidenced=9
+    MP2 files=1 claims=10 evidenced=10
     d0 src/app                             dictionary: repeated folders, labels, names,
     d1 settings: AppSettings               parameters, annotations, return types (each only
     d2 async aclose() -> None              where it saves tokens in cl100k)

@@ -1,10 +1,12 @@
-"""The SOPs that apply to the task files, read from the graph in two queries, and the text of
-each one's parts (``sop_budget`` decides which parts go into the reviewer's context)."""
+"""The SOPs that apply to the task files, read from the graph in three queries (candidates by
+glob prefix, then the matched SOPs' parents and chunks), and the text of each one's parts
+(``sop_budget`` decides which parts go into the reviewer's context)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rdflib import Literal, URIRef
 
@@ -32,12 +34,13 @@ class MatchedSop:
     chunks: list[str] = field(default_factory=list)
     taken: int = 0
 
-    @property
+    # The texts are built once: the budget counts and joins them many times per SOP.
+    @cached_property
     def heading(self) -> str:
         """The SOP's heading line in the context."""
         return f"### SOP {self.sop_id}: {self.title or self.sop_id} ({self.severity})"
 
-    @property
+    @cached_property
     def core(self) -> str:
         """Heading and numbered requirements: the least of an SOP the reviewer may get."""
         lines = [self.heading]
@@ -46,7 +49,7 @@ class MatchedSop:
             lines += [f"{i}. {r}" for i, r in enumerate(self.requirements, start=1)]
         return "\n".join(lines)
 
-    @property
+    @cached_property
     def parent(self) -> str:
         """Heading, the globs it applies to, summary and numbered requirements."""
         lines = [self.heading, f"Applies to: {', '.join(self.applies_to)}"]
