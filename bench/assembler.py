@@ -236,12 +236,15 @@ def main() -> None:
     )
     print(f"ratio (memory / oxigraph): {ratio:.1f}x")
     print(f"endpoint / files: {ep_ms / ox_ms:.2f}x (target: endpoint median under 50 ms)")
+    # Both scales again, built and timed the same way one after the other, for the growth.
+    small_ms, _, small_chars = measure_scale(SMALL, "small")
     large_ms, large_matched, large_chars = measure_scale(LARGE, "large")
     same_ms, same_matched, _ = measure_scale(SAME_MATCHES, "large, same matches")
     print(
-        f"growth {SOPS} -> {LARGE.sops} SOPs: {large_ms / ox_ms:.2f}x with {matched} -> "
-        f"{large_matched} matched SOPs ({len(ox_text)} -> {large_chars} chars of context); "
-        f"{same_ms / ox_ms:.2f}x with {same_matched} matched (target: large median under 50 ms)"
+        f"growth {SOPS} -> {LARGE.sops} SOPs: {large_ms / small_ms:.2f}x with {matched} -> "
+        f"{large_matched} matched SOPs ({small_chars} -> {large_chars} chars of context); "
+        f"{same_ms / small_ms:.2f}x with {same_matched} matched "
+        "(target: large median under 50 ms)"
     )
     print(
         json.dumps(
@@ -251,13 +254,13 @@ def main() -> None:
                 "endpoint_ratio": round(ep_ms / ox_ms, 2),
                 "memory_median_ms": round(mem_ms, 2),
                 "ratio": round(ratio, 2),
-                "median_ms_small": round(ox_ms, 2),
+                "median_ms_small": round(small_ms, 2),
                 "median_ms_large": round(large_ms, 2),
-                "growth": round(large_ms / ox_ms, 2),
+                "growth": round(large_ms / small_ms, 2),
                 "matched_small": matched,
                 "matched_large": large_matched,
                 "median_ms_large_same_matches": round(same_ms, 2),
-                "growth_same_matches": round(same_ms / ox_ms, 2),
+                "growth_same_matches": round(same_ms / small_ms, 2),
             }
         )
     )
