@@ -142,3 +142,10 @@ def test_a_span_is_its_start_and_how_many_lines_follow() -> None:
         "n1": f"m.py:1-2#{digest}",
         "n2": f"m.py:5-7#{digest}",
     }
+
+
+def test_a_path_with_spaces_reads_back_whole() -> None:
+    source = "def run() -> None:\n    pass\n"
+    text = pack_of("my tools/run it.py", source)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:8]
+    assert pack_evidence(text)["n1"] == f"my tools/run it.py:1-2#{digest}"

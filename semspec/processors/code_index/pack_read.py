@@ -24,11 +24,13 @@ def pack_evidence(text: str) -> dict[str, str]:
         if kind[:1] == "d" and kind[1:].isdigit() and len(parts) >= 2:
             words[kind] = " ".join(parts[1:])
         elif kind == "F" and len(parts) >= 5:
-            head, _, rest = parts[1].partition("/")
-            path = f"{words[head]}/{rest}" if rest and head in words else parts[1]
-            lines = max(int(parts[3].removesuffix("L")), 1)
-            digest = parts[4].lstrip("#")
-            pointers[f"n{len(pointers)}"] = f"{path}:1-{lines}#{digest}"
+            # ``F path language NL #hash``: read from the right, a path may hold spaces.
+            written, _language, lines, hashed = raw[2:].rsplit(" ", 3)
+            head, _, rest = written.partition("/")
+            path = f"{words[head]}/{rest}" if rest and head in words else written
+            digest = hashed.lstrip("#")
+            whole = max(int(lines.removesuffix("L")), 1)
+            pointers[f"n{len(pointers)}"] = f"{path}:1-{whole}#{digest}"
         elif kind[:1].isdigit():
             pointers[f"n{len(pointers)}"] = f"{path}:{_span(kind)}#{digest}"
     return pointers
