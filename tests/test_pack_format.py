@@ -61,13 +61,17 @@ def test_docs_inside_annotations_and_long_literal_lists_are_abridged() -> None:
         "cli.py",
         "def run(\n"
         "    name: Annotated[str, Doc('The name of the thing that runs, shown in help.')],\n"
-        "    mode: Literal['a', 'b', 'c', 'd', 'e'] = 'a',\n"
-        "    tag: Literal['x', 'y'] = 'x',\n"
+        "    mode: Literal['a', 'b', 'c', 'd', 'e', 'f'] = 'a',\n"
+        "    tag: Literal['x', 'y', 'z', 'w', 'v'] = 'x',\n"
+        "    graph: 'Mapping[str, ConjunctiveGraph]' = None,\n"
         ") -> None:\n"
         "    pass\n",
     )
-    assert "\n1+5 run(name: Annotated[str, Doc(...)], " in text
-    assert "mode: Literal['a', 'b', 'c', ...]='a', tag: Literal['x', 'y']='x') -> None\n" in text
+    assert "\n1+6 run(name: Annotated[str, Doc(...)], " in text
+    assert "mode: Literal['a', 'b', 'c', 'd', 'e', ...]='a', " in text
+    # A short list stays whole, and so does a type written as a string.
+    assert "tag: Literal['x', 'y', 'z', 'w', 'v']='x', " in text
+    assert "graph: 'Mapping[str, ConjunctiveGraph]'=None) -> None\n" in text
 
 
 def test_an_optional_parameter_is_written_as_typescript_writes_it() -> None:

@@ -32,6 +32,7 @@ is packed (no ``_private`` names), because an agent onboarding needs the map, no
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from collections import Counter
@@ -45,8 +46,9 @@ from semspec.processors.code_index.graph_read import read_facts
 
 HASH_DIGITS = 8
 MAX_STRING = 24
-"""A string literal in a signature longer than this (quotes included) is written ``...``."""
-LITERAL_ITEMS = 3
+"""A string literal in a signature longer than this (quotes included) is written ``...``
+unless it is a type (a forward reference)."""
+LITERAL_ITEMS = 5
 """A ``Literal[...]`` list keeps this many values, then ``...``."""
 _STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _OPTIONAL = re.compile(
@@ -94,13 +96,13 @@ def _optional(parameter: str) -> str:
 
 
 def abridged(signature: str) -> str:
-    """``signature`` with long string literals written ``...`` and long ``Literal[...]`` lists
-    cut to their first items.
+    """``signature`` with long string literals other than types written ``...`` and long
+    ``Literal[...]`` lists cut to their first items.
 
     Text in an annotation (``Annotated[str, Doc("...")]``) or a long list of allowed values says
     little about the interface for many tokens; the claim's evidence span still leads to it.
     """
-    signature = _STRING.sub(lambda m: m[0] if len(m[0]) <= MAX_STRING else "...", signature)
+    signature = _STRING.sub(lambda m: "..." if _prose(m[0]) else m[0], signature)
     at = signature.find("Literal[")
     while at >= 0:
         found = _items(signature, at + len("Literal"))
@@ -109,6 +111,18 @@ def abridged(signature: str) -> str:
             signature = f"{signature[: at + len('Literal[')]}{kept}{signature[found[1] :]}"
         at = signature.find("Literal[", at + 1)
     return signature
+
+
+def _prose(literal: str) -> bool:
+    """A quoted string longer than ``MAX_STRING`` that is not a type written as a string (a
+    forward reference such as ``'dict[str, Graph]'`` parses as an expression; prose does not)."""
+    if len(literal) <= MAX_STRING:
+        return False
+    try:
+        ast.parse(literal[1:-1], mode="eval")
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _items(text: str, start: int) -> tuple[list[str], int] | None:
