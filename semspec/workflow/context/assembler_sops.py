@@ -68,7 +68,7 @@ def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
     # the glob itself then decides.
     prefixes = sorted({key[:end] for key in keys for end in range(len(key) + 1)})
     rows = store.select(
-        f"""SELECT DISTINCT ?sop ?glob WHERE {{
+        f"""SELECT DISTINCT ?sop ?h ?glob WHERE {{
   GRAPH ?g {{ ?sop <{sd.MATCH_PREFIX}> ?prefix }}
   GRAPH ?h {{ ?sop <{sd.APPLIES_TO}> ?glob }}
   FILTER(STRSTARTS(STR(?h), ?sop_graphs))
@@ -76,15 +76,19 @@ def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
         {"prefix": [Literal(p) for p in prefixes], "sop_graphs": Literal(SOP_GRAPH_PREFIX)},
     )
     globs: dict[str, list[str]] = {}
+    graphs: dict[str, str] = {}
     for row in rows:
         globs.setdefault(str(row["sop"]), []).append(str(row["glob"]))
+        graphs[str(row["sop"])] = str(row["h"])
     matched = sorted(iri for iri, g in globs.items() if any_matches(g, files))
     if not matched:
         return []
-    return _load(store, matched, globs)
+    return _load(store, matched, globs, graphs)
 
 
-def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> list[MatchedSop]:
+def _load(
+    store: GraphStore, iris: list[str], globs: dict[str, list[str]], graphs: dict[str, str]
+) -> list[MatchedSop]:
     sops = {"sop": [URIRef(i) for i in iris]}
     parents = {
         str(row["sop"]): _parent(row, sorted(globs[str(row["sop"])]))
@@ -97,16 +101,18 @@ def _load(store: GraphStore, iris: list[str], globs: dict[str, list[str]]) -> li
         )
     }
     # One row per SOP, its chunks packed as ``index:length:text`` each: thousands of matching
-    # chunks as rows cost more in building their terms than the query itself (bench/assembler).
+    # chunks as rows cost more in building their terms than the query itself. An SOP's graph
+    # holds it and its chunks only (``sop_triples``), so the graph names whose chunks they are.
+    sop_of = {graphs[iri]: iri for iri in iris}
     rows = store.select(
-        f"""SELECT ?sop (GROUP_CONCAT(CONCAT(STR(?index), ":", STR(STRLEN(?content)), ":",
+        f"""SELECT ?g (GROUP_CONCAT(CONCAT(STR(?index), ":", STR(STRLEN(?content)), ":",
                                    ?content); separator="") AS ?chunks) WHERE {{
-  GRAPH ?g {{ ?chunk <{sd.CHUNK_OF}> ?sop ; <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
-}} GROUP BY ?sop""",
-        sops,
+  GRAPH ?g {{ ?chunk <{sd.CHUNK_INDEX}> ?index ; <{sd.CONTENT}> ?content }}
+}} GROUP BY ?g""",
+        {"g": [URIRef(graphs[iri]) for iri in iris]},
     )
     for row in rows:
-        parent = parents.get(str(row["sop"]))
+        parent = parents.get(sop_of[str(row["g"])])
         if parent is not None:
             parent.chunks = unpacked_chunks(str(row["chunks"]))
     rank: dict[str, int] = {name: i for i, name in enumerate(SEVERITIES)}
