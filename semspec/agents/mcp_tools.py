@@ -60,8 +60,11 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     },
     {
         "name": "meaning_pack",
-        "description": "Compact map of files (symbols, calls, boundaries) with evidence pointers "
-        "path:start-end#hash to fetch exact text with evidence_fetch.",
+        "description": "Compact map of files (symbols, calls, boundaries). Each F line names a "
+        "file (path, language, lines, #hash); each line below it opens with its span start+more "
+        "in that file: fetch its exact text with evidence_fetch as path:start-end#hash. dN are "
+        "abbreviations from the dictionary at the top; ^ repeats the signature above; +N means N "
+        "more definitions in the span.",
         "inputSchema": {
             "type": "object",
             "properties": {

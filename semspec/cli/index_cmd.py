@@ -178,7 +178,7 @@ def pack(
     private: bool = typer.Option(False, "--private", help="Also pack _private names."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON with the pack and counts."),
 ) -> None:
-    """Print the meaning pack of the given files (dictionary, nodes, edges, evidence)."""
+    """Print the meaning pack of the given files: a dictionary, then claims with line spans."""
     from semspec.processors.code_index import pack_facts
     from semspec.processors.code_index.graph_read import read_facts
 
