@@ -153,3 +153,36 @@ def test_a_path_with_spaces_reads_back_whole() -> None:
     text = pack_of("my tools/run it.py", source)
     digest = hashlib.sha256(source.encode()).hexdigest()[:8]
     assert pack_evidence(text)["n1"] == f"my tools/run it.py:1-2#{digest}"
+
+
+STR_SUBCLASS = """class Markup(str):
+    def upper(self) -> 'Markup':
+        return self
+
+    def lower(self) -> 'Markup':
+        return self
+
+    def partition(self, sep: str) -> tuple[str, str, str]:
+        return super().partition(sep)
+
+    def unescape(self, strict: bool = False) -> str:
+        return str(self)
+
+    def title(self) -> 'Markup':
+        return self
+"""
+
+
+def test_overrides_of_a_builtin_base_are_named_once_by_return_type_in_one_claim() -> None:
+    # Their parameters are the builtin's: only the name and what they return say something.
+    text = pack_of("markup.py", STR_SUBCLASS)
+    markup = words_of(text)["'Markup'"]
+    assert (
+        f"\n 2+7 overrides str: upper,lower -> {markup}; partition -> tuple[str, str, str]\n"
+        in (text)
+    )
+    # A method of the class's own keeps its signature and ends the run; ``^`` never refers
+    # past an override line.
+    assert "\n 11+1 unescape(strict: bool=False) -> str\n 14+1 overrides str: title" in text
+    digest = hashlib.sha256(STR_SUBCLASS.encode()).hexdigest()[:8]
+    assert f"markup.py:2-9#{digest}" in pack_evidence(text).values()

@@ -64,7 +64,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "file (path, language, lines, #hash); each line below it opens with its span start+more "
         "in that file: fetch its exact text with evidence_fetch as path:start-end#hash. dN are "
         "abbreviations from the dictionary at the top; ^ repeats the signature above; +N means N "
-        "more definitions in the span.",
+        "more definitions in the span; 'overrides str: a,b -> T' lists methods overriding a "
+        "builtin base's (its parameters), grouped by return type, in one span.",
         "inputSchema": {
             "type": "object",
             "properties": {

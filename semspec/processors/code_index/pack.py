@@ -3,7 +3,7 @@
 Seed 004's cognitive pack: a header and dictionary, then one section per file, each line a
 claim that opens with its evidence span::
 
-    MP2 files=1 claims=10 evidenced=10
+    MP2 files=1 claims=12 evidenced=12
     d0 src/app                             dictionary: repeated folders, labels, names,
     d1 settings: AppSettings               parameters, annotations, return types (each only
     d2 async aclose() -> None              where it saves tokens in cl100k)
@@ -15,6 +15,9 @@ claim that opens with its evidence span::
      45+9 d2                                    of the line above; calls name packed callees
      55+20 get(key: int) -> int +2             ``+2``: two more definitions of ``get`` in the
     90+9 serve(port: int) [cli: command serve]  span (overloads, a property's setter)
+    100+30 class Markup(str)
+     104+9 overrides str: upper,lower -> Markup  methods overriding a builtin base's
+                                                 (its parameters): names by return type
     12 env PORT                            a boundary: env var, config file, CLI entry, route
     1+3 imports yaml,.{models,db}          imported modules (Python's and Go's standard
                                            library left out)
@@ -33,6 +36,7 @@ is packed (no ``_private`` names), because an agent onboarding needs the map, no
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 from collections import Counter
@@ -229,6 +233,8 @@ class _PackWriter:
         self.claims = 0
         self.more: Counter[tuple[str, int]] = Counter()
         """How many more definitions of the same name a packed symbol's span holds."""
+        self.overrides: dict[tuple[str, int], str] = {}
+        """The builtin base each packed override of a builtin's method overrides."""
         self._plan_dictionary(files)
 
     def _plan_dictionary(self, files: list[FileFacts]) -> None:
@@ -238,13 +244,19 @@ class _PackWriter:
         # its uses save more tokens than its ``D`` line costs, so a one-token name stays inline.
         # Last, the annotations of parameters still written out (``str | None``).
         self.ids: set[str] = set()
-        labels = Counter(self.symbol_label(s) for f in files for s in self._symbols(f))
+        signed = {f.path: self._signed(f) for f in files}
+        labels = Counter(self.symbol_label(s) for f in files for s in signed[f.path])
         self._choose(labels)
         uses: Counter[str] = Counter(_folder(f.path) for f in files if "/" in f.path)
         params: list[str] = []
         for facts in files:
             symbols = self._symbols(facts)
             for symbol in symbols:
+                if symbol not in signed[facts.path]:
+                    # An override is written by its name and return type only.
+                    uses[symbol.name] += 1
+                    uses[_returns(symbol)] += bool(_returns(symbol))
+                    continue
                 if self.symbol_label(symbol) in self.ids:
                     continue
                 uses[symbol.name] += 1
@@ -281,6 +293,20 @@ class _PackWriter:
             if uses[text] * (count_tokens(text) - count_tokens(ident)) > entry_cost:
                 self.words[text] = ident
                 self.ids.add(ident)
+
+    def _signed(self, facts: FileFacts) -> list[Symbol]:
+        """The packed symbols written with their signature: all but overrides of a builtin
+        base's methods (see ``_overridden``)."""
+        symbols = self._symbols(facts)
+        bases = {s.qualname: _builtin_bases(s) for s in symbols if s.kind == "class"}
+        signed = []
+        for symbol in symbols:
+            base = _overridden(symbol, bases.get(symbol.parent or "", ()))
+            if base is None or self.more[(facts.path, symbol.start_line)]:
+                signed.append(symbol)
+            else:
+                self.overrides[(facts.path, symbol.start_line)] = base
+        return signed
 
     def _symbols(self, facts: FileFacts) -> list[Symbol]:
         """The packed symbols; a run of definitions of one name (overloads, a property and its
@@ -336,7 +362,18 @@ class _PackWriter:
         calls = _calls_by_caller(facts, symbols)
         depth: dict[str, int] = {}
         above: dict[int, str] = {}  # the signature last written at each depth
+        run: list[Symbol] = []  # consecutive overrides of a builtin base, written as one claim
         for symbol in symbols:
+            base = self.overrides.get((facts.path, symbol.start_line))
+            opener = (facts.path, run[0].start_line) if run else None
+            if opener and (symbol.parent, base) != (run[0].parent, self.overrides[opener]):
+                # The line above is now the run's, so no ``^`` may refer past it.
+                level = self._overrides(facts.path, run, calls, depth)
+                above = {k: v for k, v in above.items() if k < level}
+                run = []
+            if base is not None:
+                run.append(symbol)
+                continue
             # A member is indented one step under its class (the line above it at lower depth);
             # a member whose class is not packed (another file, private) says so with ``in=``.
             level = depth[symbol.parent] + 1 if symbol.parent in depth else 0
@@ -357,6 +394,8 @@ class _PackWriter:
             line = f"{label}{f' +{variants}' if variants else ''}{member}{extra}{called}"
             self._claim(line, symbol.start_line, symbol.end_line, level)
             depth.setdefault(symbol.qualname, level)
+        if run:
+            self._overrides(facts.path, run, calls, depth)
         for boundary in boundaries:
             line = f"{BOUNDARY_LABELS[boundary.kind]} {boundary.detail}"
             self._claim(line, boundary.line, boundary.end_line)
@@ -366,6 +405,32 @@ class _PackWriter:
             first = min(i.line for i in facts.imports)
             last = max(i.end_line for i in facts.imports)
             self._claim(f"imports {modules}", first, last)
+
+    def _overrides(
+        self,
+        path: str,
+        run: list[Symbol],
+        calls: Mapping[str, list[str]],
+        depth: Mapping[str, int],
+    ) -> int:
+        """One claim for a run of methods overriding a builtin base's: the base, then the
+        names grouped by return type, then their callees; the span runs from the first to the
+        last. Their parameters are the builtin's, so only a different return type is news.
+        Returns the claim's depth."""
+        parent = run[0].parent or ""
+        level = depth[parent] + 1 if parent in depth else 0
+        by_return: dict[str, list[str]] = {}
+        for symbol in run:
+            returns = f" -> {self.word(_returns(symbol))}" if _returns(symbol) else ""
+            by_return.setdefault(returns, []).append(self.word(symbol.name))
+        groups = "; ".join(f"{','.join(names)}{returns}" for returns, names in by_return.items())
+        targets = list(dict.fromkeys(t for s in run for t in calls.get(s.qualname, [])))
+        called = f" calls {','.join(self.word(t) for t in targets)}" if targets else ""
+        member = f" in={parent}" if parent not in depth else ""
+        base = self.overrides[(path, run[0].start_line)]
+        line = f"overrides {base}: {groups}{member}{called}"
+        self._claim(line, run[0].start_line, max(s.end_line for s in run), level)
+        return level
 
     def symbol_label(self, symbol: Symbol) -> str:
         """Kind, name and signature, the name written once; the whole label, or its name,
@@ -399,6 +464,32 @@ class _PackWriter:
         header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
         dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
+
+
+def _builtin_bases(cls: Symbol) -> tuple[str, ...]:
+    """The bases of a Python class that are builtin types (``str``, ``dict``, ``Exception``)."""
+    short = short_signature(cls)
+    split = split_parameters(short) if short else None
+    if split is None:
+        return ()
+    return tuple(b for b in split[0] if isinstance(getattr(builtins, b, None), type))
+
+
+def _overridden(symbol: Symbol, bases: tuple[str, ...]) -> str | None:
+    """The builtin base whose method ``symbol`` overrides, if it is a plain Python method that
+    does (``__init__`` keeps its signature: it is the class's own constructor)."""
+    if symbol.kind == "class" or symbol.name == "__init__" or short_signature(symbol) is None:
+        return None
+    if symbol.signature.startswith("async "):
+        return None
+    return next((b for b in bases if hasattr(getattr(builtins, b), symbol.name)), None)
+
+
+def _returns(symbol: Symbol) -> str:
+    """A Python function's return annotation, or ``""``."""
+    split = split_parameters(short_signature(symbol) or "")
+    tail = split[1] if split is not None else ""
+    return tail.removeprefix(" -> ") if tail.startswith(" -> ") else ""
 
 
 def _shape(symbol: Symbol) -> str | None:
