@@ -10,7 +10,7 @@ import os
 import types
 import typing
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -160,32 +160,60 @@ def _origin(
     return document.path, document.line_of(loc)
 
 
+def _union_field(loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
+    """The field's own location when ``loc`` ends in the member tag pydantic appends for each
+    alternative of a union field (``index.workers.int``), else None."""
+    if len(loc) < 2:
+        return None
+    section = _section_at(loc[:-2])
+    info = section.model_fields.get(str(loc[-2])) if section is not None else None
+    if info is None:
+        return None
+    annotation = info.annotation
+    if typing.get_origin(annotation) not in (typing.Union, types.UnionType):
+        return None
+    members = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return loc[:-1] if len(members) > 1 else None
+
+
 def _problems(
     err: ValidationError, document: YamlDocument, from_env: dict[str, Any]
 ) -> list[ConfigProblem]:
     problems = []
+    # One problem per union field, naming every form it takes, rather than one per alternative.
+    unions: dict[tuple[str | int, ...], ConfigProblem] = {}
     for item in err.errors():
         loc = tuple(item["loc"])
+        union_loc = _union_field(loc)
+        loc = union_loc or loc
         source, line = _origin(loc, document, from_env)
         message = item["msg"]
         hint = None
+        expected = _expected_form(item["type"], item.get("ctx"))
         if item["type"] == "extra_forbidden":
             message = "unknown key"
             hint = _unknown_key_hint(loc, from_env=source != document.path)
         elif item["type"] == "value_error":
             # Our own validators' words, without pydantic's "Value error, " prefix.
             message = message.removeprefix("Value error, ")
-        problems.append(
-            ConfigProblem(
-                path=source,
-                field=".".join(str(p) for p in loc),
-                message=message,
-                line=line,
-                expected=_expected_form(item["type"], item.get("ctx")),
-                hint=hint,
-            )
+        if union_loc is not None and union_loc in unions:
+            known = unions[union_loc]
+            forms = " or ".join(f for f in (known.expected, expected) if f)
+            unions[union_loc] = replace(known, message="wrong type", expected=forms or None)
+            continue
+        problem = ConfigProblem(
+            path=source,
+            field=".".join(str(p) for p in loc),
+            message=message,
+            line=line,
+            expected=expected,
+            hint=hint,
         )
-    return problems
+        if union_loc is not None:
+            unions[union_loc] = problem
+        else:
+            problems.append(problem)
+    return problems + list(unions.values())
 
 
 def _role_problems(
