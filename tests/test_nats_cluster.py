@@ -351,6 +351,7 @@ def test_up_runs_the_worker_and_the_monitor_on_the_cluster_and_status_says_all_i
             ("graph", "started"),
             ("worker", "started"),
             ("monitor", "started"),
+            ("console", "started"),
         ]
         status = _cli(repo, "status", "--json")
         assert status.returncode == 0, status.stdout + status.stderr

@@ -75,6 +75,7 @@ def test_semspec_up_starts_the_risk_monitor_with_the_other_services(stack: Stack
         "graph": "up",
         "worker": "up",
         "monitor": "up",
+        "console": "up",
     }
 
 
