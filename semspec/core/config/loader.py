@@ -163,7 +163,7 @@ def _origin(
 def _union_field(loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
     """The field's own location when ``loc`` ends in the member tag pydantic appends for each
     alternative of a union field (``index.workers.int``), else None."""
-    if len(loc) < 2:
+    if len(loc) < 2 or not isinstance(loc[-1], str):  # an int is a list index, not a tag
         return None
     section = _section_at(loc[:-2])
     info = section.model_fields.get(str(loc[-2])) if section is not None else None
