@@ -50,12 +50,15 @@ def index_changes(
         trusted = opened is not None and opened.describes(
             read_marker(store), settings_fingerprint(config)
         )
-        writer = BatchWriter(store, opened if trusted else None)
+        writer = BatchWriter(store, opened if trusted else None, settles=False)
         settings = ParseSettings("", config.max_file_bytes, takes_update_text(store))
         for change in changes:
             _one(change, config, settings, writer, report)
+        # The store is not flushed (``settles=False``): these are a task's files, written while
+        # the worker's other activities use the same embedded store, and a RocksDB flush
+        # requested beside them was seen to wait forever (a plan's parallel tasks in CI). The
+        # writes are durable without it, in the store's write-ahead log.
         writer.flush()
-        writer.settle()
     finally:
         if opened is not None:
             opened.close()

@@ -42,9 +42,14 @@ def takes_update_text(store: GraphStore) -> bool:
 class BatchWriter:
     """Collects graph replacements, drops and record rows; ``flush`` writes them in order."""
 
-    def __init__(self, store: GraphStore, record: IndexRecord | None) -> None:
+    def __init__(
+        self, store: GraphStore, record: IndexRecord | None, *, settles: bool = True
+    ) -> None:
         self._store = store
         self._record = record
+        # False where other threads use the same embedded store (the worker's re-index): a
+        # RocksDB flush requested beside them was seen to wait forever.
+        self._settles = settles
         self._updates: list[str] = []
         self._bytes = 0
         self._since_flush = 0
@@ -95,6 +100,6 @@ class BatchWriter:
 
     def settle(self) -> None:
         """Have a buffering store write its memory to disk."""
-        if isinstance(self._store, Flushes) and self._since_flush:
+        if self._settles and isinstance(self._store, Flushes) and self._since_flush:
             self._store.flush()
         self._since_flush = 0
