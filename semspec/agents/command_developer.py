@@ -33,6 +33,7 @@ from semspec.agents.cli_streams import (
     parser_for,
     stream_kind,
 )
+from semspec.agents.command_env import RoleEnvironment, executable_name
 from semspec.agents.developer_prompt import render_task
 from semspec.agents.protocol import DeveloperRequest, DeveloperResult
 from semspec.agents.steps import StepObserver, StopReason
@@ -41,7 +42,7 @@ from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
 from semspec.core.masking import mask_text
 from semspec.core.reasons import FallbackReason
-from semspec.core.sandbox import Fence, child_env, choose_sandbox
+from semspec.core.sandbox import Fence, choose_sandbox
 from semspec.model.pricing import Price
 from semspec.model.providers.types import ToolCall
 from semspec.vocabulary.step_text import is_wait_call
@@ -76,9 +77,19 @@ class CommandFencing:
 
     sandbox: SandboxMode = "auto"
     env_names: tuple[str, ...] = ()
-    """Its own API key variable (``api_key_env``), given besides the base set."""
+    """Variables passed from the worker's environment besides the base set (``env_pass``);
+    each must be set."""
     hidden: tuple[Path, ...] = field(default_factory=tuple)
     """The run folder: the database, gate logs and other tasks' worktrees."""
+    env_set: tuple[tuple[str, str], ...] = ()
+    """Variables set to fixed values (``env_set``)."""
+    api_key_env: str | None = None
+    """Its own API key variable; it must be set and not empty."""
+
+    @property
+    def environment(self) -> RoleEnvironment:
+        """What the CLI gets from the worker's environment (see ``command_env``)."""
+        return RoleEnvironment(self.env_names, self.env_set, self.api_key_env)
 
 
 class CommandDeveloper:
@@ -116,6 +127,9 @@ class CommandDeveloper:
         """
         prompt = render_task(request) + INSTRUCTIONS
         argv, placed = build_argv(self.command, prompt, field=self.field)
+        environment = self.fencing.environment
+        environment.check()  # before anything runs: an unset variable fails with its name
+        program = executable_name(argv)
         kind = stream_kind(argv)
         # Without a stream there are no token counts, so no dollars: the run is unpriced, and
         # under a dollar budget it does not start unless a human accepted that.
@@ -124,11 +138,11 @@ class CommandDeveloper:
         if stop := meter.stop():
             result = meter.stopped_development(stop, 0)
             if kind is None and stop == "unknown_price":
-                why = f"not started: {argv[0]} reports no tokens (see docs/providers.md)"
+                why = f"not started: {program} reports no tokens (see docs/providers.md)"
                 result = replace(result, summary=f"{why}; {result.summary}")
             return result
         stream = _Stream(parser_for(kind), meter) if kind is not None else None
-        env = child_env(self.fencing.env_names)
+        env = environment.child_env()
         # Under bubblewrap a missing program is only bwrap's exit 1, so look it up first; a
         # path with a slash is relative to the worktree, where the command runs.
         if "/" not in argv[0] and shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
@@ -167,7 +181,7 @@ class CommandDeveloper:
             await _stop(readers)
             return DeveloperResult(
                 outcome="failed",
-                summary=f"{argv[0]} did not finish within {self.timeout_s:g} s",
+                summary=f"{program} did not finish within {self.timeout_s:g} s",
                 reason=FallbackReason.TIMEOUT.value,
                 usage=meter.usage(),
             )
@@ -184,7 +198,7 @@ class CommandDeveloper:
                 return meter.stopped_development(stream.stopped, 0)
             text = mask_text(stream.parser.summary or "")[-OUTPUT_TAIL_CHARS:] or text
         else:
-            run = ToolCall("run", Path(argv[0]).name, {"command": self.command})
+            run = ToolCall("run", program, {"command": self.command})
             meter.tool_step(run, text, error=process.returncode != 0, duration_ms=0.0)
             meter.unpriced = True  # the run spent tokens nobody counted
         failed = stream is not None and stream.parser.failed
@@ -194,7 +208,7 @@ class CommandDeveloper:
         detail = stderr.strip() or text.strip()
         return DeveloperResult(
             outcome="failed",
-            summary=f"{argv[0]} exited with {process.returncode}: {detail}",
+            summary=f"{program} exited with {process.returncode}: {detail}",
             reason=FallbackReason.TRANSPORT_ERROR.value,
             usage=meter.usage(),
         )

@@ -115,7 +115,8 @@ def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatP
 
 
 def command_fencing(role: RoleModel, repo: Path) -> CommandFencing:
-    """How the command developer runs: ``gates.sandbox``, its own key variable, run folder hidden.
+    """How the command developer runs: ``gates.sandbox``, the variables the role names, the
+    run folder hidden.
 
     The task was checked at submit; a config broken since then falls back to the defaults.
     """
@@ -123,8 +124,13 @@ def command_fencing(role: RoleModel, repo: Path) -> CommandFencing:
         config = load_config(repo)
     except SemspecError:
         config = SemspecConfig()
-    names = (role.api_key_env,) if role.api_key_env else ()
-    return CommandFencing(config.gates.sandbox, names, (run_dir_of(config, repo),))
+    return CommandFencing(
+        config.gates.sandbox,
+        tuple(role.env_pass),
+        (run_dir_of(config, repo),),
+        env_set=tuple((k, v.get_secret_value()) for k, v in role.env_set.items()),
+        api_key_env=role.api_key_env,
+    )
 
 
 def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:

@@ -6,6 +6,7 @@ Every field has a docstring; ``semspec config show`` prints the effective values
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -25,6 +26,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
 SandboxMode = Literal["auto", "bwrap", "none"]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A variable name a shell can export."""
 
 
 class _Section(BaseModel):
@@ -345,6 +348,21 @@ class RoleModel(_Section):
     """Seconds one LLM request (or one run of the command provider) may take."""
     read_gate: Literal["enforce", "advise", "off"] = "enforce"
     """Search-before-read gate of the read tool: enforce blocks, advise only warns."""
+    env_pass: list[str] = Field(default_factory=list)
+    """For the command provider: names of the worker's environment variables the CLI gets
+    besides the base set and ``api_key_env`` (e.g. ``ANTHROPIC_BASE_URL``); one that is unset
+    when the developer starts fails the task with its name."""
+    env_set: dict[str, SecretStr] = Field(default_factory=dict)
+    """For the command provider: variables set to fixed values for the CLI (e.g.
+    ``MSWEA_CONFIGURED: "true"``); ``config show`` masks the values."""
+
+    @field_validator("env_pass", "env_set")
+    @classmethod
+    def _role_env_names(cls, names: Any) -> Any:
+        for name in names:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return names
 
 
 class ModelsConfig(_Section):
