@@ -17,6 +17,8 @@ class FallbackReason(StrEnum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     UNKNOWN_PRICE = "unknown_price"
     """A task with a dollar budget would run a model the registry has no price for."""
+    NO_CHANGE = "no_change"
+    """The developer's turns left the worktree unchanged, even after being told so."""
 
 
 class RiskReason(StrEnum):

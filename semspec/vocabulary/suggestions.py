@@ -28,6 +28,7 @@ _GUIDANCE: Final[dict[str, str]] = {
     RiskReason.NO_TOOL_CALL: "act with the tools instead of answering in text",
     RiskReason.ALTERNATING_ACTIONS: "two commands keep undoing each other; pick one approach",
     RiskReason.CONTEXT_WINDOW_ERRORS: "read less at once: search first, then read small parts",
+    FallbackReason.NO_CHANGE: "edit the files; check that the agent CLI may write and run tools",
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
 _ACCEPT: Final[dict[str, str]] = {

@@ -56,6 +56,8 @@ class LoopState:
     """Why the loop must checkpoint at its next safe point (context pressure, a pause)."""
     step_cancelled: bool = False
     """A step was cancelled before it reported its files: the checkpoint scans the worktree."""
+    empty_turns: int = 0
+    """Developer turns in a row that changed no file (``empty_turn``); not carried over."""
     dollars: DollarBudget = field(default_factory=DollarBudget)
     """The dollar budget, with what humans granted and whether they accepted unpriced models."""
 

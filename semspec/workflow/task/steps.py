@@ -30,6 +30,7 @@ from semspec.workflow.task.bounds import Escalate
 from semspec.workflow.task.calls import ActivityCalls
 from semspec.workflow.task.carry import LoopState
 from semspec.workflow.task.dollars import DOLLAR_STOPS, add_iteration_cost
+from semspec.workflow.task.empty_turn import NO_CHANGE_PATCH
 from semspec.workflow.task.messages import (
     INTERRUPTED_STOPS,
     CommitInput,
@@ -336,6 +337,14 @@ class Steps:
                 commit_key=workflow.info().workflow_id,
             ),
         )
+        if (
+            not step.created
+            and step.commit_id == ws.base_commit
+            and workflow.patched(NO_CHANGE_PATCH)
+        ):
+            # Approved with nothing to commit: the base is no commit of this task's.
+            self._log("commit", f"nothing to commit: the worktree matches {ws.base_commit[:10]}")
+            return
         status.commit_id = step.commit_id
         self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
 

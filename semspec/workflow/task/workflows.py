@@ -85,6 +85,11 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.carry import LoopState, carry_over, restore
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
     from semspec.workflow.task.dollars import usd
+    from semspec.workflow.task.empty_turn import (
+        NO_CHANGE_FEEDBACK,
+        NO_CHANGE_PATCH,
+        after_empty_turn,
+    )
     from semspec.workflow.task.escalations import Escalations, UnsignedAnswer
     from semspec.workflow.task.index_activity import ReindexInput, reindex_changes
     from semspec.workflow.task.messages import (
@@ -445,6 +450,8 @@ class TaskWorkflow:
                 dev.reason or FallbackReason.BUDGET_EXHAUSTED,
                 f"developer stopped: {dev.outcome} {dev.summary}".strip(),
             )
+        if await self._empty_turn(dev.files_touched, dev.summary):
+            return
         gates = await self._steps.gates(ws)
         if not gates.passed:
             failures = [
@@ -474,6 +481,24 @@ class TaskWorkflow:
         await self._retry_or_escalate(
             evidence_fingerprint(dev.diff_hash, [], findings), "reviewer requested changes"
         )
+
+    async def _empty_turn(self, files: list[str], summary: str) -> bool:
+        """Whether the turn changed nothing and goes back to the developer (``empty_turn``);
+        escalates ``no_change`` when it is not the first such turn in a row."""
+        state = self._state
+        if files:
+            state.empty_turns = 0
+            return False
+        if not workflow.patched(NO_CHANGE_PATCH):
+            return False  # runs from before: an empty turn went on to the gates
+        state.empty_turns += 1
+        escalate = after_empty_turn(state.empty_turns, summary)
+        if escalate is not None:
+            state.empty_turns = 0  # a human's retry gets one more reminder before asking again
+            await self._escalate(escalate.reason, escalate.message)
+        state.feedback = [NO_CHANGE_FEEDBACK]
+        self._log("retry", "the developer changed no file; sent back once")
+        return True
 
     async def _retry_or_escalate(self, fingerprint: str, why: str) -> None:
         status, bound = self._status, self._state.max_retries
