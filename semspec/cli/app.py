@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from semspec import __version__
 from semspec.cli import (
@@ -30,6 +29,7 @@ from semspec.cli import (
     worker_cmd,
 )
 from semspec.cli.context import CliContext, find_repo
+from semspec.cli.terminal_text import TerminalConsole
 from semspec.core.errors import InputError, SemspecError
 
 LOG_ON_FIRST_USE = ("task", "escalations")
@@ -142,7 +142,7 @@ def main() -> None:
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except SemspecError as exc:
-        err = Console(stderr=True)
+        err = TerminalConsole(stderr=True)
         err.print(f"error: {exc.message}", markup=False, soft_wrap=True)
         if exc.hint:
             err.print(f"hint: {exc.hint}", markup=False, soft_wrap=True)

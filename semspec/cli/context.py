@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
+from semspec.cli.terminal_text import TerminalConsole
+
 if TYPE_CHECKING:
     from semspec.core.config import SemspecConfig
 
@@ -28,8 +30,9 @@ class CliContext:
     """The repository a command acts on; the config is loaded on first use."""
 
     repo: Path
-    console: Console = field(default_factory=Console)
-    err: Console = field(default_factory=lambda: Console(stderr=True))
+    # Both strip control sequences from what they print: much of it is untrusted text.
+    console: Console = field(default_factory=TerminalConsole)
+    err: Console = field(default_factory=lambda: TerminalConsole(stderr=True))
     _config: SemspecConfig | None = None
 
     @property

@@ -4,11 +4,11 @@ stack: SOPs, a risk-monitor flag, an escalation and its answer, a checkpoint."""
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
 from semspec.cli.runtime import jsonable
+from semspec.cli.terminal_text import TerminalConsole
 from semspec.core.errors import InputError
 
 
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         cli = cli_context(ctx)
         # With --json, stdout carries only the summary; the narration goes to stderr. Lines are
         # never wrapped, so printed paths and commands can be copied as they are.
-        narration = Console(stderr=as_json, soft_wrap=True)
+        narration = TerminalConsole(stderr=as_json, soft_wrap=True)
         summary = run_demo(cli.config, cli.repo, DemoOptions(yes, keep, timeout), narration)
         if as_json:
             print_json(cli.console, jsonable(summary))

@@ -31,6 +31,7 @@ from typing import Any
 from semspec.client.task_spec import (
     TaskDraft,
     build_task_input,
+    check_title,
     dollars,
     new_task_id,
     read_spec_file,
@@ -87,6 +88,7 @@ def draft_plan_from_yaml(path: Path) -> PlanDraft:
     title = raw.get("title")
     if not isinstance(title, str) or not title.strip():
         raise TaskSpecError(f"{path}: a non-empty string title is required", field="title")
+    title = check_title(title, "title")
     plan_id = raw.get("id") or new_task_id(title)
     if not isinstance(plan_id, str) or not _ID_OK.match(plan_id):
         raise TaskSpecError(
@@ -99,7 +101,7 @@ def draft_plan_from_yaml(path: Path) -> PlanDraft:
         raise TaskSpecError(f"{path}: a plan needs a non-empty list of tasks", field="tasks")
     tasks = [_task_draft(path, i, item, plan_id) for i, item in enumerate(items)]
     budget = dollars(path, raw.get("max_cost_usd"), "max_cost_usd")
-    return PlanDraft(plan_id, title.strip(), str(raw.get("description") or ""), tasks, budget)
+    return PlanDraft(plan_id, title, str(raw.get("description") or ""), tasks, budget)
 
 
 def _task_draft(path: Path, index: int, item: object, plan_id: str) -> PlanTaskDraft:

@@ -61,6 +61,28 @@ class TaskDraft:
     """The task's dollar budget, over ``loop.max_cost_usd``."""
 
 
+def check_title(title: str, where: str) -> str:
+    """``title`` stripped, when it is one line of text; else a ``TaskSpecError`` at ``where``.
+
+    A title is shown on one line everywhere (`task list`, escalations, commit messages): a line
+    break in it would let the rest pass for other output, and a control character cannot be
+    meant (a terminal obeys it).
+    """
+    stripped = title.strip()
+    if not stripped:
+        raise TaskSpecError("must not be empty", field=where, hint="give the task a short title")
+    for index, char in enumerate(stripped):
+        if char.isprintable() or char == "\t":
+            continue
+        what = "a line break" if len(f"a{char}b".splitlines()) > 1 else f"{char!r}"
+        raise TaskSpecError(
+            f"must be one line of text, but holds {what} at character {index + 1}",
+            field=where,
+            hint="keep the title to one line; put the rest in the description",
+        )
+    return stripped
+
+
 def new_task_id(title: str) -> str:
     """A readable, unique id: a slug of the title plus six random hex digits."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:32].strip("-") or "task"
@@ -191,8 +213,7 @@ def _check_script(role: RoleSpec, repo: Path, name: str) -> RoleSpec:
 
 def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> TaskInput:
     """Validate a draft against the repository and config; return the workflow input."""
-    if not draft.title.strip():
-        raise TaskSpecError("must not be empty", field="title", hint="give the task a short title")
+    title = check_title(draft.title, "title")
     task_id = draft.task_id or new_task_id(draft.title)
     if not _ID_OK.match(task_id):
         raise TaskSpecError(
@@ -228,7 +249,7 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
     )
     spec = TaskSpec(
         task_id=task_id,
-        title=draft.title.strip(),
+        title=title,
         repo_path=str(repo.resolve()),
         description=draft.description,
         criteria=[c for c in draft.criteria if c.strip()],

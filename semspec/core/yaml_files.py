@@ -17,6 +17,11 @@ import yaml
 
 from semspec.core.errors import ConfigError
 
+MAX_DEPTH = 64
+"""Deepest nesting of lists and mappings a YAML text may have. Nothing semspec reads goes past
+a handful of levels; PyYAML builds nodes recursively, so a deeper text (``[[[[...`` a few
+hundred deep) would end in a RecursionError instead of a clear error."""
+
 Location = tuple[str | int, ...]
 """Where a value sits: mapping keys and list indexes from the top, e.g. ``("gates", 0, "name")``."""
 
@@ -58,15 +63,46 @@ class YamlDocument:
         return line + self.first_line
 
 
+class _TooDeep(Exception):
+    """A text nested deeper than ``MAX_DEPTH``, found at ``mark``."""
+
+    def __init__(self, mark: yaml.Mark | None) -> None:
+        super().__init__()
+        self.mark = mark
+
+
+class _DepthBoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing nesting deeper than ``MAX_DEPTH`` while it composes."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def parse_yaml(text: str, path: str, *, first_line: int = 1) -> YamlDocument:
     """Parse ``text`` read from ``path``; invalid YAML is a ``ConfigError`` at its line and column.
 
     ``first_line`` is the line of the file where ``text`` starts, for texts cut out of a file.
     """
-    loader = yaml.SafeLoader(text)
+    loader = _DepthBoundedLoader(text)
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
+    except _TooDeep as exc:
+        line = exc.mark.line + first_line if exc.mark is not None else None
+        raise ConfigError(
+            f"nested deeper than {MAX_DEPTH} levels of lists and mappings",
+            path=path,
+            line=line,
+            hint="flatten the file; no semspec file needs more than a few levels",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

@@ -26,6 +26,24 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
 SandboxMode = Literal["auto", "bwrap", "none"]
+_COMMAND_KEPT_CONTROLS = frozenset("\t\n\r")
+"""Control characters a gate command may hold: multi-line commands are normal. Any other (NUL,
+which no program can be handed, escape, bell, backspace, C1) cannot be meant and only hides
+what the command does when printed."""
+
+
+def _plain_command(command: str) -> str:
+    """``command`` when it holds no control character a shell command cannot mean."""
+    for index, char in enumerate(command):
+        code = ord(char)
+        if (code < 0x20 or 0x7F <= code <= 0x9F) and char not in _COMMAND_KEPT_CONTROLS:
+            name = "a NUL byte" if char == "\0" else f"the control character {char!r}"
+            raise ValueError(
+                f"contains {name} at character {index + 1}; a gate command is plain text: "
+                "remove it, or let the shell make it (printf '\\033')"
+            )
+    return command
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A variable name a shell can export."""
 
@@ -57,6 +75,11 @@ class GateCommand(_Section):
     network: bool = False
     """Let the gate reach the network when it runs sandboxed (``gates.sandbox``)."""
 
+    @field_validator("command")
+    @classmethod
+    def _command_is_text(cls, command: str) -> str:
+        return _plain_command(command)
+
 
 class GateOverride(_Section):
     command: str | None = None
@@ -71,6 +94,11 @@ class GateOverride(_Section):
     """Replacement for the preset gate's ``network``."""
     enabled: bool = True
     """Set to false to drop the preset gate entirely."""
+
+    @field_validator("command")
+    @classmethod
+    def _command_is_text(cls, command: str | None) -> str | None:
+        return None if command is None else _plain_command(command)
 
 
 class GatesConfig(_Section):
