@@ -39,12 +39,12 @@ from semspec.model.tokens import MESSAGE_OVERHEAD, count_tokens
 from semspec.processors.risk_monitor.replay.runs import MAX_RUN_STEPS, RecordedRun, ReplayFileError
 from semspec.vocabulary.event_payloads import StepPayload
 from semspec.vocabulary.events import MonitorEvent, monitor_event, validation_summary
+from semspec.vocabulary.fenced_blocks import shell_action
 from semspec.vocabulary.step_text import is_wait_call, output_digest, text_digest
 
 Pricer = Callable[[str], Price | None]
 """The registry's price of a model id, or None when it has none."""
 
-_SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?\s*\n(.*?)\n```", re.DOTALL)
 _EXIT = re.compile(
     r"<returncode>\s*(-?\d+)\s*</returncode>|exit(?:ed with)? code:?\s*(-?\d+)|"
     r"\"returncode\":\s*(-?\d+)",
@@ -119,8 +119,9 @@ class _Steps:
         )
 
 
-def chat_run(name: str, document: Any, pricer: Pricer) -> RecordedRun:
-    """The run a chat log records; raises ``ReplayFileError`` for a log it cannot read."""
+def chat_run(name: str, document: Any, pricer: Pricer, fmt: str = "chat") -> RecordedRun:
+    """The run a chat log records (``fmt`` names the format it came in); raises
+    ``ReplayFileError`` for a log it cannot read."""
     messages = document.get("messages") if isinstance(document, dict) else document
     if not isinstance(messages, list) or not messages:
         raise ReplayFileError(name, "messages: expected a non-empty list of chat messages")
@@ -146,7 +147,7 @@ def chat_run(name: str, document: Any, pricer: Pricer) -> RecordedRun:
     dollars_from = "registry" if steps.priced else ("run total" if total is not None else None)
     if dollars_from == "run total" and total is not None:
         events = _shared_out(events, total)
-    return RecordedRun(name=name, format="chat", events=events, dollars_from=dollars_from)
+    return RecordedRun(name=name, format=fmt, events=events, dollars_from=dollars_from)
 
 
 def _event(name: str, payload: StepPayload, index: int) -> MonitorEvent:
@@ -161,10 +162,9 @@ def _event(name: str, payload: StepPayload, index: int) -> MonitorEvent:
 def _tool_calls(name: str, number: int, message: dict[str, Any], text: str) -> list[_Call]:
     raw = message.get("tool_calls")
     if raw is None:
-        blocks = _SHELL_BLOCK.findall(text)
-        if len(blocks) != 1:
-            return []  # no action, or an ambiguous one the agent would refuse too
-        command = blocks[0].strip()
+        command = shell_action(text)
+        if command is None:
+            return []  # no action, or two: the agent answers with a format error
         return [_Call(None, "bash", command, is_wait_call({"command": command}))]
     if not isinstance(raw, list):
         raise ReplayFileError(name, f"messages[{number - 1}].tool_calls: expected a list")
