@@ -5,8 +5,9 @@
 in the worktree is the iteration's result; the task loop reads the diff from git.
 
 The CLI runs as gates do (``semspec.core.sandbox``): an allowlisted environment plus its own
-API key variable, fenced by ``gates.sandbox`` with the network on (it talks to its model), and
-its output masked before it becomes the step's summary.
+API key variable, under ``gates.limits``, fenced by ``gates.sandbox`` with a network that reaches
+other machines but not this one's loopback (the stack's ports), except its model server's
+address when that is on loopback, and its output masked before it becomes the step's summary.
 
 Steps: a CLI run with its machine-readable stream on (``claude -p --output-format
 stream-json``, ``codex exec --json``; see ``cli_streams``) reports each model call and tool call
@@ -42,7 +43,7 @@ from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
 from semspec.core.masking import mask_text
 from semspec.core.reasons import FallbackReason
-from semspec.core.sandbox import Fence, choose_sandbox
+from semspec.core.sandbox import NO_LIMITS, Address, ChildLimits, Fence, choose_sandbox
 from semspec.model.pricing import Price
 from semspec.model.providers.types import ToolCall
 from semspec.vocabulary.step_text import is_wait_call
@@ -85,6 +86,10 @@ class CommandFencing:
     """Variables set to fixed values (``env_set``)."""
     api_key_env: str | None = None
     """Its own API key variable; it must be set and not empty."""
+    limits: ChildLimits = NO_LIMITS
+    """``gates.limits``: rlimits of each of its processes."""
+    reachable: tuple[Address, ...] = ()
+    """Loopback addresses it may reach (its model server's: ``sandbox.loopback_address``)."""
 
     @property
     def environment(self) -> RoleEnvironment:
@@ -149,10 +154,10 @@ class CommandDeveloper:
             raise self._not_found(argv[0])
         sandbox = await asyncio.to_thread(choose_sandbox, self.fencing.sandbox)
         worktree = Path(request.worktree)
-        fence = Fence(worktree, self.fencing.hidden, network=True)
+        fence = Fence(worktree, self.fencing.hidden, True, self.fencing.reachable)
         try:
             process = await asyncio.create_subprocess_exec(
-                *sandbox.argv(argv, fence, worktree),
+                *sandbox.argv(argv, fence, worktree, self.fencing.limits),
                 cwd=worktree,
                 env=sandbox.env(env),
                 stdin=asyncio.subprocess.DEVNULL if placed else asyncio.subprocess.PIPE,

@@ -20,6 +20,7 @@ from semspec.core.config.loader import load_config
 from semspec.core.config.models import RoleModel, SemspecConfig
 from semspec.core.errors import ConfigError, NotFoundError, SemspecError
 from semspec.core.run_folder import run_dir_of
+from semspec.core.sandbox import ChildLimits, loopback_address
 from semspec.model.pricing import Price, price_of
 from semspec.model.providers.anthropic_chat import AnthropicChatProvider
 from semspec.model.providers.credentials import api_key_from_env, is_loopback_url
@@ -130,6 +131,9 @@ def command_fencing(role: RoleModel, repo: Path) -> CommandFencing:
         (run_dir_of(config, repo),),
         env_set=tuple((k, v.get_secret_value()) for k, v in role.env_set.items()),
         api_key_env=role.api_key_env,
+        limits=ChildLimits.of(config.gates.limits),
+        # Its model server's address when that is on loopback; no other port of this machine.
+        reachable=tuple(filter(None, [loopback_address(role.base_url)])),
     )
 
 

@@ -1,6 +1,9 @@
 """Fencing agent-written code: gates and the command developer run with an allowlisted
-environment and, where bubblewrap works, in a mount namespace where only the worktree and a
-private ``/tmp`` are writable, the run folder is hidden and the network is off.
+environment, under rlimits (and a cgroup where one can be made), and, where bubblewrap works,
+in a mount namespace where only the worktree and a private ``/tmp`` are writable, the run folder
+is hidden and the network is off, or reached through slirp4netns with the host's loopback cut
+off (so agent code never reaches the stack's ports). Every run starts through
+``fence_launch.py``, which sets the limits in the child, never in the worker.
 
 Gates (``semspec.workflow.gates``) and the command developer (``semspec.agents``) both run
 code through it, so it sits on the ground floor. ``docs/security.md`` says what it guards.
@@ -9,17 +12,21 @@ code through it, so it sits on the ground floor. ``docs/security.md`` says what 
 from __future__ import annotations
 
 import functools
+import ipaddress
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from semspec.core.config.models import SandboxMode
+from semspec.core.config.models import GateLimits, SandboxMode
 from semspec.core.errors import ConfigError
 from semspec.core.logging import get_logger
 
@@ -46,6 +53,12 @@ names them."""
 FENCED_TMP = "/tmp"
 PROBE_TIMEOUT_S = 10.0
 SHELL = "/bin/sh"
+LAUNCHER = str(Path(__file__).with_name("fence_launch.py"))
+NETWORK_HINT = (
+    "install bubblewrap and slirp4netns (apt-get install bubblewrap slirp4netns, dnf install "
+    "bubblewrap slirp4netns), or accept that agent code reaches every loopback port of this "
+    "machine, the stack's included, with gates.sandbox: none"
+)
 
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
@@ -63,6 +76,48 @@ def child_env(
 
 
 @dataclass(frozen=True)
+class ChildLimits:
+    """rlimits of every process of one run, and the cgroup's limits (``gates.limits``); 0 is
+    no limit."""
+
+    processes: int = 0
+    memory_bytes: int = 0
+    file_size_bytes: int = 0
+    cpu_seconds: int = 0
+
+    @classmethod
+    def of(cls, limits: GateLimits) -> ChildLimits:
+        """The limits ``gates.limits`` sets."""
+        return cls(
+            limits.processes, limits.memory_bytes, limits.file_size_bytes, limits.cpu_seconds
+        )
+
+    def rlimits(self) -> dict[str, int]:
+        """The launcher's names for them (``fence_launch.RLIMITS``)."""
+        return {
+            "nproc": self.processes,
+            "as": self.memory_bytes,
+            "fsize": self.file_size_bytes,
+            "cpu": self.cpu_seconds,
+        }
+
+    def describe(self) -> str:
+        """One line naming the limits in force, for a gate's log."""
+        parts = [
+            f"processes {self.processes}" if self.processes else "",
+            f"memory {self.memory_bytes} bytes" if self.memory_bytes else "",
+            f"file size {self.file_size_bytes} bytes" if self.file_size_bytes else "",
+            f"CPU {self.cpu_seconds} s" if self.cpu_seconds else "",
+        ]
+        return ", ".join(part for part in parts if part) or "none"
+
+
+NO_LIMITS = ChildLimits()
+
+Address = tuple[str, int]
+
+
+@dataclass(frozen=True)
 class Fence:
     """What one fenced run may touch: ``worktree`` read-write, ``hidden`` folders unseen."""
 
@@ -71,6 +126,34 @@ class Fence:
     """Folders replaced by an empty one (the run folder: database, logs, other worktrees);
     the worktree stays visible even when it lies inside one."""
     network: bool = False
+    """A network through slirp4netns: other machines, never this one's loopback."""
+    reachable: tuple[Address, ...] = ()
+    """Loopback addresses the run may still reach, each at the same host and port inside (a
+    command agent's model server on loopback: see ``loopback_address``)."""
+
+
+def loopback_address(url: str | None) -> Address | None:
+    """``(host, port)`` of ``url`` when it names this machine's loopback, else None.
+
+    A command agent's ``base_url`` on loopback (a local model server, the tests' fake one) is
+    the one loopback address its fence lets it reach (``Fence.reachable``).
+    """
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    host = parts.hostname or ""
+    if port is None or not host:
+        return None
+    if host == "localhost":
+        return host, port
+    try:
+        return (host, port) if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -81,17 +164,59 @@ class Sandbox:
     bwrap: str | None = None
     reason: str = field(default="", compare=False)
     """Why there is no fence (empty under bubblewrap)."""
+    slirp4netns: str | None = None
+    """The program that gives a fenced run a network without the host's loopback."""
+    network_reason: str = field(default="", compare=False)
+    """Why agent code cannot have a fenced network here (empty when it can)."""
 
     @property
     def in_use(self) -> Literal["bwrap", "none"]:
         """``bwrap`` when commands run fenced, else ``none``."""
         return "bwrap" if self.bwrap else "none"
 
-    def argv(self, argv: Sequence[str], fence: Fence, cwd: Path) -> list[str]:
-        """``argv`` as run in ``cwd`` inside the fence (unchanged when there is none)."""
-        if self.bwrap is None:
-            return list(argv)
-        return bwrap_argv(self.bwrap, fence, argv, cwd)
+    def argv(
+        self,
+        argv: Sequence[str],
+        fence: Fence,
+        cwd: Path,
+        limits: ChildLimits = NO_LIMITS,
+        cgroup: Path | None = None,
+    ) -> list[str]:
+        """The command line running ``argv`` in ``cwd`` inside the fence, under ``limits``
+        and in ``cgroup``: the launcher (``fence_launch.py``) with its spec.
+
+        ConfigError when the fence has network and no fenced network can be made here
+        (see ``require_network``).
+        """
+        spec: dict[str, Any] = {
+            "limits": limits.rlimits(),
+            "cgroup": str(cgroup) if cgroup else "",
+            "argv": list(argv),
+        }
+        if self.bwrap is not None:
+            spec["bwrap"] = bwrap_options(self.bwrap, fence, cwd)
+        if fence.network:
+            self.require_network()
+        if self.bwrap is not None and fence.network:
+            reachable = [[host, port] for host, port in fence.reachable]
+            spec["net"] = {
+                "slirp4netns": self.slirp4netns,
+                "allow": reachable,
+                "python": sys.executable,
+            }
+        return [sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec)]
+
+    def require_network(self) -> None:
+        """ConfigError unless agent code with network runs where it cannot reach this
+        machine's loopback, or the config took that risk by name (``gates.sandbox: none``)."""
+        if self.mode == "none" or self.network_reason == "":
+            return
+        raise ConfigError(
+            f"agent code with network (a network: true gate, a command developer) cannot be "
+            f"kept off this machine's loopback ports: {self.network_reason}",
+            field="gates.sandbox",
+            hint=NETWORK_HINT,
+        )
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` adjusted to the fence: temporary files and caches go to the private /tmp."""
@@ -107,7 +232,13 @@ UNFENCED = Sandbox("none", reason="no sandbox was chosen")
 
 
 def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list[str]:
-    """The bubblewrap command line running ``argv`` in ``cwd`` inside ``fence``.
+    """The bubblewrap command line running ``argv`` in ``cwd`` inside ``fence`` (without the
+    network plumbing ``fence_launch.py`` adds)."""
+    return [*bwrap_options(bwrap, fence, cwd), "--", *argv]
+
+
+def bwrap_options(bwrap: str, fence: Fence, cwd: Path) -> list[str]:
+    """bubblewrap and its options for ``fence`` with ``cwd`` (the command follows a ``--``).
 
     The order of the mounts matters: the root read-only, then a private ``/tmp``, then empty
     folders over the hidden ones, then the worktree bound back on top of whichever covered it.
@@ -125,12 +256,13 @@ def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list
         if os.path.isdir(real):
             args += ["--tmpfs", real]
     args += ["--bind", worktree, worktree]
-    if not fence.network:
-        args.append("--unshare-net")
+    # Always a network namespace of its own: a run with network gets it from slirp4netns,
+    # which the launcher attaches to this namespace with the host's loopback cut off.
+    args.append("--unshare-net")
     # Run as root, bubblewrap keeps every capability inside: enough to unmount the empty
     # folder over the run folder or remount the root read-write. No capability, no way out.
     args += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    args += ["--chdir", os.path.realpath(cwd), "--", *argv]
+    args += ["--chdir", os.path.realpath(cwd)]
     return args
 
 
@@ -173,9 +305,13 @@ def sandbox_for(mode: SandboxMode, environ: Mapping[str, str] | None = None) -> 
     path_var = (os.environ if environ is None else environ).get("PATH", os.defpath)
     found = shutil.which("bwrap", path=path_var)
     problem = "bwrap is not on PATH" if found is None else _bwrap_problem(found)
-    if problem is None:
-        return Sandbox(mode, found)
-    return Sandbox(mode, reason=problem)
+    if found is None or problem is not None:
+        return Sandbox(mode, reason=problem or "", network_reason=problem or "")
+    slirp = shutil.which("slirp4netns", path=path_var)
+    network = "slirp4netns is not on PATH" if slirp is None else _slirp_problem(found, slirp)
+    if network is not None:
+        return Sandbox(mode, found, network_reason=network)
+    return Sandbox(mode, found, slirp4netns=slirp)
 
 
 def choose_sandbox(mode: SandboxMode, environ: Mapping[str, str] | None = None) -> Sandbox:
@@ -218,6 +354,30 @@ def _bwrap_problem(bwrap: str) -> str | None:
         return f"{bwrap} did not run: {exc}"
     if done.returncode != 0:
         return f"{bwrap} does not work here: {done.stderr.strip()[:200]}"
+    return None
+
+
+@functools.cache
+def _slirp_problem(bwrap: str, slirp: str) -> str | None:
+    """Why slirp4netns at ``slirp`` cannot give a fenced run its network here, or None."""
+    sandbox = Sandbox("bwrap", bwrap, slirp4netns=slirp)
+    # A route through tap0 is the proof that slirp4netns configured the namespace.
+    check = [SHELL, "-c", "grep -q '^tap0' /proc/net/route"]
+    try:
+        with tempfile.TemporaryDirectory(prefix="semspec-probe-") as folder:
+            done = subprocess.run(
+                sandbox.argv(check, Fence(Path(folder), network=True), Path(folder)),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_S,
+                env=child_env(),
+                check=False,
+            )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{slirp} did not run: {exc}"
+    if done.returncode != 0:
+        return f"{slirp} does not work here: {(done.stderr or done.stdout).strip()[-200:]}"
     return None
 
 

@@ -101,6 +101,26 @@ class GateOverride(_Section):
         return None if command is None else _plain_command(command)
 
 
+class GateLimits(_Section):
+    """Bounds on every process a gate or command agent starts (``docs/configuration.md``).
+
+    Each is an rlimit set in the child before it runs; ``processes`` and ``memory_bytes`` also
+    go to a cgroup when one can be made here. 0 turns one off.
+    """
+
+    processes: int = Field(default=1024, ge=0)
+    """Processes and threads a gate may have at once (a pids cgroup where one can be made;
+    ``RLIMIT_NPROC`` above the user's running count otherwise, which root ignores)."""
+    memory_bytes: int = Field(default=16 * 1024**3, ge=0)
+    """Address space of each process (``RLIMIT_AS``), and the cgroup's ``memory.max`` where a
+    cgroup v2 with the memory controller can be made. Reservations count: a JVM, node or an
+    ASan build may need more."""
+    file_size_bytes: int = Field(default=2 * 1024**3, ge=0)
+    """Largest file a gate may write (``RLIMIT_FSIZE``)."""
+    cpu_seconds: int = Field(default=7200, ge=0)
+    """CPU time of each process, all its threads together (``RLIMIT_CPU``)."""
+
+
 class GatesConfig(_Section):
     preset: GatePresetName = "none"
     """Gate preset from ``configs/gates/<preset>.yaml``: python, go, node, rust or none."""
@@ -110,6 +130,11 @@ class GatesConfig(_Section):
     """Extra gates run after the preset's."""
     max_output_bytes: int = Field(default=16_384, gt=0)
     """Bytes of gate output kept inline (head and tail); the full log goes to a file."""
+    max_log_bytes: int = Field(default=64 * 1024**2, gt=0)
+    """Bytes of a gate's full log file; past them the log ends with a line saying how much
+    was cut."""
+    limits: GateLimits = Field(default_factory=GateLimits)
+    """Process, memory, file-size and CPU-time bounds for gates and command agents."""
     env: list[str] = Field(default_factory=list)
     """Names of environment variables gates get besides the base set (``PATH``, ``HOME``,
     ``LANG``, ``LC_*``, ``TMPDIR``, ``TERM``, ``USER``, …); nothing else of the worker's
@@ -117,7 +142,9 @@ class GatesConfig(_Section):
     sandbox: SandboxMode = "auto"
     """How gates and the command developer are fenced: ``bwrap`` runs them under bubblewrap
     (worktree and a private ``/tmp`` writable, no network, run folder hidden), ``none`` runs
-    them unfenced, ``auto`` uses bubblewrap when it works here and warns once when not."""
+    them unfenced, ``auto`` uses bubblewrap when it works here and warns once when not.
+    Network for agent code (``network: true`` gates, the command developer) also needs
+    slirp4netns under ``auto`` and ``bwrap``; only ``none`` runs them without it."""
 
     @field_validator("env")
     @classmethod

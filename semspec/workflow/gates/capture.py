@@ -2,7 +2,8 @@
 
 A gate may print gigabytes; memory holds at most ``2 * max_bytes`` (plus one line being masked)
 however much arrives, and the inline text handed to agents is at most ``max_bytes`` including
-the line that says how much was left out and where the full log is.
+the line that says how much was left out and where the full log is. The log file stops at
+``max_log_bytes`` (``gates.max_log_bytes``) and then ends with a line saying how much was cut.
 
 Secrets are masked (``semspec.core.masking``) line by line before anything is kept: the log
 file, the inline text and so the Temporal history and the next prompt never hold one.
@@ -18,15 +19,19 @@ from semspec.core.masking import mask_text
 
 MASK_LINE_BYTES = 64 * 1024
 """A line longer than this is masked in pieces cut at whitespace (credentials hold none)."""
+UNCAPPED = 1 << 62
 
 
 class OutputCapture:
-    """Streams chunks to ``log_path`` and keeps the first and last ``max_bytes`` in memory."""
+    """Streams chunks to ``log_path`` (up to ``max_log_bytes``) and keeps the first and last
+    ``max_bytes`` in memory."""
 
-    def __init__(self, log_path: Path, max_bytes: int) -> None:
+    def __init__(self, log_path: Path, max_bytes: int, max_log_bytes: int = UNCAPPED) -> None:
         self.log_path = log_path
         self.max_bytes = max_bytes
+        self.max_log_bytes = max_log_bytes
         self.total_bytes = 0
+        self.log_bytes = 0
         self._head = bytearray()
         self._tail = bytearray()
         self._log: BinaryIO | None = None
@@ -46,6 +51,8 @@ class OutputCapture:
         self._keep(_masked(bytes(self._pending)))
         self._pending.clear()
         if self._log is not None:
+            if self.log_cut:
+                self._log.write(self._log_marker().encode())
             self._log.close()
             self._log = None
 
@@ -61,8 +68,10 @@ class OutputCapture:
             del self._pending[:cut]
 
     def _keep(self, chunk: bytes) -> None:
-        if self._log is not None:
-            self._log.write(chunk)
+        if self._log is not None and self.log_bytes < self.max_log_bytes:
+            kept = chunk[: self.max_log_bytes - self.log_bytes]
+            self._log.write(kept)
+            self.log_bytes += len(kept)
         self.total_bytes += len(chunk)
         room = self.max_bytes - len(self._head)
         if room > 0:
@@ -76,6 +85,18 @@ class OutputCapture:
         """Push buffered log bytes to the file so readers see them while the gate runs."""
         if self._log is not None:
             self._log.flush()
+
+    @property
+    def log_cut(self) -> bool:
+        """True when the log file stopped at ``max_log_bytes``."""
+        return self.total_bytes > self.log_bytes
+
+    def _log_marker(self) -> str:
+        cut = self.total_bytes - self.log_bytes
+        return (
+            f"\n[semspec: log cut at {self.log_bytes} bytes (gates.max_log_bytes); "
+            f"{cut} more bytes of output were not written]\n"
+        )
 
     @property
     def truncated(self) -> bool:

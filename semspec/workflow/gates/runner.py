@@ -6,8 +6,10 @@ whole group is ended, so no grandchild outlives its gate. Under bubblewrap the g
 bubblewrap, whose PID namespace takes the gate's processes with it.
 
 A gate gets an allowlisted environment (``semspec.core.sandbox.child_env`` plus ``gates.env``),
-runs fenced when a sandbox is in use, and its output is masked before it is kept. With telemetry
-on, each gate is a span (``gate <name>``) with its exit status, a child of the activity's.
+runs fenced when a sandbox is in use, under ``gates.limits`` (rlimits, and a cgroup of its own
+where one can be made: ``semspec.core.cgroups``), and its output is masked before it is kept;
+its log file stops at ``gates.max_log_bytes``. With telemetry on, each gate is a span
+(``gate <name>``) with its exit status, a child of the activity's.
 """
 
 from __future__ import annotations
@@ -15,17 +17,27 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from semspec.core import telemetry
+from semspec.core.cgroups import RunCgroup, make_run_cgroup
 from semspec.core.errors import GateError
 from semspec.core.masking import mask_text
-from semspec.core.sandbox import SHELL, UNFENCED, Fence, Sandbox, child_env
+from semspec.core.sandbox import (
+    NO_LIMITS,
+    SHELL,
+    UNFENCED,
+    ChildLimits,
+    Fence,
+    Sandbox,
+    child_env,
+)
 from semspec.core.telemetry.spans import gate_span
-from semspec.workflow.gates.capture import OutputCapture
+from semspec.workflow.gates.capture import UNCAPPED, OutputCapture
 from semspec.workflow.gates.process_group import end_group
 from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
 
@@ -50,6 +62,16 @@ class GateFencing:
     """Names from ``gates.env``, given besides ``semspec.core.sandbox.BASE_ENV``."""
     hidden: tuple[Path, ...] = ()
     """Folders a fenced gate must not see (the run folder)."""
+    limits: ChildLimits = NO_LIMITS
+    """``gates.limits``: rlimits of each process, the cgroup's bounds."""
+    max_log_bytes: int = UNCAPPED
+    """``gates.max_log_bytes``: where a gate's log file stops."""
+
+
+_LIMIT_SIGNALS = {
+    signal.SIGXCPU: "its CPU time (gates.limits.cpu_seconds)",
+    signal.SIGXFSZ: "its file size limit (gates.limits.file_size_bytes)",
+}
 
 
 def working_dir_of(spec: GateSpec, worktree: Path) -> Path:
@@ -80,15 +102,29 @@ async def run_gate(
 ) -> GateResult:
     """Run one gate to completion or timeout and report how it went; never raises for a failure.
 
-    Raises GateError only when the gate's working_dir escapes the worktree.
+    Raises GateError when the gate's working_dir escapes the worktree, ConfigError when it asks
+    for network and agent code cannot get one off this machine's loopback here.
     """
     cwd = working_dir_of(spec, worktree)
     fence = Fence(worktree, fencing.hidden, spec.network)
-    argv = fencing.sandbox.argv([SHELL, "-c", spec.command], fence, cwd)
+    if spec.network:
+        fencing.sandbox.require_network()
     env = fencing.sandbox.env(child_env(fencing.env_names))
+    limits = fencing.limits
+    log_path = log_dir / log_file_name(spec.name)
     started = time.monotonic()
-    with OutputCapture(log_dir / log_file_name(spec.name), max_output_bytes) as capture:
-        exit_code, timed_out = await _execute(spec, argv, env, cwd, capture, heartbeat)
+    cgroup = await asyncio.to_thread(make_run_cgroup, limits.processes, limits.memory_bytes)
+    try:
+        argv = fencing.sandbox.argv(
+            [SHELL, "-c", spec.command], fence, cwd, limits, cgroup.path if cgroup else None
+        )
+        with OutputCapture(log_path, max_output_bytes, fencing.max_log_bytes) as capture:
+            exit_code, timed_out = await _execute(spec, argv, env, cwd, capture, heartbeat)
+            if (note := await _limits_note(exit_code, limits, cgroup)) is not None:
+                capture.write(note.encode())
+    finally:
+        if cgroup is not None:
+            await asyncio.to_thread(cgroup.remove)
     duration_ms = (time.monotonic() - started) * 1000
     gate_span(
         telemetry.current(),
@@ -127,6 +163,26 @@ async def run_gates(
         for spec in specs
     ]
     return GateReport(results=results)
+
+
+async def _limits_note(
+    exit_code: int | None, limits: ChildLimits, cgroup: RunCgroup | None
+) -> str | None:
+    """A line saying which of ``gates.limits`` the gate ran into, when it did."""
+    hit: list[str] = []
+    if cgroup is not None:
+        for name in await asyncio.to_thread(cgroup.limits_hit):
+            if name == "processes":
+                hit.append(f"its process limit (gates.limits.processes = {limits.processes})")
+            else:
+                hit.append(f"its memory limit (gates.limits.memory_bytes = {limits.memory_bytes})")
+    if exit_code is not None:
+        for sig, what in _LIMIT_SIGNALS.items():
+            if exit_code in (128 + sig, -sig):
+                hit.append(what)
+    if not hit:
+        return None
+    return f"\nsemspec: the gate ran into {' and '.join(hit)}\n"
 
 
 async def _execute(

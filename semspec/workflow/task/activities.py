@@ -41,7 +41,7 @@ from semspec.agents.workspace import ToolError
 from semspec.core.config.models import GatesConfig, RoleModel
 from semspec.core.errors import GitError, ServiceError
 from semspec.core.reasons import FallbackReason
-from semspec.core.sandbox import choose_sandbox
+from semspec.core.sandbox import ChildLimits, choose_sandbox
 from semspec.vocabulary.event_payloads import (
     AgentRole,
     ContextPayload,
@@ -194,7 +194,9 @@ def _gate_fencing(inp: GatesInput) -> GateFencing:
     """How the repository's config says gates run (config read, bubblewrap tried: blocking)."""
     gates = repo_config(Path(inp.repo_path)).gates if inp.repo_path else GatesConfig()
     hidden = (Path(inp.run_dir),) if inp.run_dir else ()
-    return GateFencing(choose_sandbox(gates.sandbox), tuple(gates.env), hidden)
+    sandbox = choose_sandbox(gates.sandbox)
+    limits = ChildLimits.of(gates.limits)
+    return GateFencing(sandbox, tuple(gates.env), hidden, limits, gates.max_log_bytes)
 
 
 async def _reviewer_turn(

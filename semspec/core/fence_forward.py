@@ -1,0 +1,109 @@
+"""The first program inside a fence with network: wait for the network, listen on each allowed
+loopback address, then run the command.
+
+``fence_launch.py`` runs this source with ``python -I -S -c`` (the file itself may lie under a
+folder the fence hides); its first argument is a JSON object, then ``--`` and the command:
+
+- ``ready`` and ``go``: two inherited pipe ends. Writing ``ready`` says bubblewrap has finished
+  the namespace (its loopback included: slirp4netns configuring ``tap0`` at the same time made
+  bubblewrap's own netlink requests fail now and then); the launcher then attaches slirp4netns
+  and writes ``go`` once ``tap0`` is up, so the command never starts without its network.
+- ``forward``: ``[host, port, socket path]`` per allowed address; connections to it inside the
+  namespace are carried to the Unix socket, whose other end, outside, connects to that one
+  address only. The namespace's own loopback holds nothing else.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+
+def pump(source: socket.socket, sink: socket.socket) -> None:
+    """Copy ``source`` to ``sink`` until either side closes."""
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+
+def carry(conn: socket.socket, path: str) -> None:
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        upstream.connect(path)
+    except OSError:
+        conn.close()
+        upstream.close()
+        return
+    back = threading.Thread(target=pump, args=(upstream, conn), daemon=True)
+    back.start()
+    pump(conn, upstream)
+    back.join()
+    conn.close()
+    upstream.close()
+
+
+def accept_loop(server: socket.socket, path: str) -> None:
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        threading.Thread(target=carry, args=(conn, path), daemon=True).start()
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Listeners on ``host``'s loopback addresses (``localhost`` may mean both families)."""
+    servers = []
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        server = socket.socket(family, kind, proto)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            server.bind(address)
+        except OSError:
+            server.close()
+            continue
+        server.listen(64)
+        servers.append(server)
+    if not servers:
+        raise OSError(f"cannot listen on {host}:{port} inside the fence")
+    return servers
+
+
+def wait_for_network(ready: int, go: int) -> None:
+    """Say the namespace is made, then wait until the launcher says its network is up."""
+    os.write(ready, b"1")
+    os.close(ready)
+    said = os.read(go, 1)
+    os.close(go)
+    if said != b"1":
+        raise SystemExit("semspec: the fence's network did not come up")
+
+
+def main(args: list[str]) -> int:
+    plan = json.loads(args[1])
+    command = args[args.index("--") + 1 :]
+    wait_for_network(int(plan["ready"]), int(plan["go"]))
+    if not plan["forward"]:
+        os.execvp(command[0], command)
+    for host, port, path in plan["forward"]:
+        for server in listen(str(host), int(port)):
+            threading.Thread(target=accept_loop, args=(server, str(path)), daemon=True).start()
+    code = subprocess.call(command)
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
