@@ -23,6 +23,7 @@ the run's process group; ``semspec.core.sandbox.launch_argv`` writes ``SPEC``, a
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import resource
@@ -50,6 +51,8 @@ RLIMITS = {
 }
 CPU_GRACE_S = 2
 """Past the CPU limit a process gets SIGXCPU, and this many seconds later SIGKILL."""
+NS_GET_USERNS = 0xB701
+"""ioctl on a namespace file: a descriptor of the user namespace that owns it (linux/nsfs.h)."""
 
 
 class LaunchError(Exception):
@@ -110,20 +113,41 @@ def child_pid(info_fd: int) -> int:
         raise LaunchError(f"bubblewrap did not report its namespace: {data[:200]!r}") from exc
 
 
+def foreign_owner(pid: int) -> int | None:
+    """A descriptor of the user namespace owning ``pid``'s network namespace when it is not
+    ours (a worker without root: bubblewrap made one, and put the command in a second one
+    inside it, where slirp4netns would lack the right to configure the network), else None."""
+    net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        owner = fcntl.ioctl(net, NS_GET_USERNS)
+    finally:
+        os.close(net)
+    if os.fstat(owner).st_ino == os.stat("/proc/self/ns/user").st_ino:
+        os.close(owner)
+        return None
+    return owner
+
+
 def start_slirp(slirp: str, pid: int, exit_fd: int, log: Any) -> subprocess.Popen[bytes]:
     """slirp4netns on ``pid``'s namespace, returned once ``tap0`` is up (it ends when
     ``exit_fd``'s other end closes)."""
     ready_r, ready_w = os.pipe()
+    keep = [ready_w, exit_fd]
     argv = [slirp, "--configure", "--mtu=65520", "--disable-host-loopback", "--enable-seccomp"]
-    argv += ["--ready-fd", str(ready_w), "--exit-fd", str(exit_fd)]
-    # A worker without root reaches the namespace through bubblewrap's user namespace.
-    if os.getuid() != 0:
-        argv += ["--userns-path", f"/proc/{pid}/ns/user"]
-    argv += [str(pid), "tap0"]
-    process = subprocess.Popen(
-        argv, pass_fds=(ready_w, exit_fd), stdin=subprocess.DEVNULL, stdout=log, stderr=log
-    )
-    os.close(ready_w)
+    argv += ["--ready-fd", str(ready_w), "--exit-fd", str(exit_fd), "--netns-type=path"]
+    owner = foreign_owner(pid)
+    if owner is not None:
+        keep.append(owner)
+        argv += ["--userns-path", f"/proc/self/fd/{owner}"]
+    argv += [f"/proc/{pid}/ns/net", "tap0"]
+    try:
+        process = subprocess.Popen(
+            argv, pass_fds=keep, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+        )
+    finally:
+        os.close(ready_w)
+        if owner is not None:
+            os.close(owner)
     try:
         ready, _, _ = select.select([ready_r], [], [], READY_TIMEOUT_S)
         if not ready or os.read(ready_r, 1) != b"1":
