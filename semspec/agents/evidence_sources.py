@@ -10,6 +10,7 @@ from semspec.agents.evidence import EvidenceBlock, EvidenceType
 from semspec.agents.protocol import ReviewRequest
 from semspec.agents.tools.files import read_regular
 from semspec.agents.workspace import ToolError, Workspace
+from semspec.core.secret_scan import SecretScan
 
 MAX_FILE_CHARS = 20_000
 
@@ -37,6 +38,7 @@ class WorktreeEvidence:
                 except ToolError:
                     continue  # outside the worktree, missing, or not a file we may show
                 text = data.decode("utf-8", "replace")[:MAX_FILE_CHARS]
+                text = SecretScan.of_worker().mask(text)  # no secret to the reviewer's model
                 blocks.append(EvidenceBlock(EvidenceType.TASK_FILE_CONTENTS, rel, text))
         if EvidenceType.GATE_LOGS in types and self.gate_log_dir and self.gate_log_dir.is_dir():
             for log in sorted(self.gate_log_dir.glob("*.log")):

@@ -49,12 +49,14 @@ def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None,
     from semspec.cli.runtime import run_with_client
     from semspec.client.task_client import task_status
     from semspec.workflow.git.diff import worktree_diff
+    from semspec.workflow.task.secret_guard import masked
 
     cli = cli_context(ctx)
     status = run_with_client(cli, lambda client, _e: task_status(client, task_id))
     diff = ""
     if status.worktree and status.base_commit and _Path(status.worktree).is_dir():
         diff = worktree_diff(_Path(status.worktree), status.base_commit).patch
+        diff = masked(_Path(status.worktree), diff)  # as the reviewer agent sees it
     return list(status.task_files), status.plan_id, diff
 
 

@@ -3,7 +3,8 @@
 While the task runs its worktree holds the change (committed or not), so the worktree is diffed
 as the reviewer sees it (``worktree_diff``); once the worktree is gone the task's commit (or its
 branch's tip) is diffed against the base in the repository. pygit2 blocks, so ``task_diff``
-runs it in a worker thread.
+runs it in a worker thread. The patch is shown with the worker's secrets and key shapes masked
+(``semspec.workflow.task.secret_guard``), as the reviewer sees it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from semspec.core.errors import GitError
 from semspec.workflow.git.diff import worktree_diff
 from semspec.workflow.git.repository import commit_of, open_repository
 from semspec.workflow.task.messages import TaskStatus
+from semspec.workflow.task.secret_guard import masked
 
 MAX_DIFF_CHARS = 100_000
 """The most of a patch a page shows; the rest is cut, and the page says so."""
@@ -51,7 +53,7 @@ def _diff(status: TaskStatus, repo: Path, max_chars: int) -> TaskDiff:
         if status.worktree and Path(status.worktree).is_dir():
             info = worktree_diff(Path(status.worktree), base, max_chars)
             return TaskDiff(
-                info.patch,
+                masked(repo, info.patch),
                 "worktree",
                 info.files,
                 info.insertions,
@@ -74,7 +76,7 @@ def _commit_diff(repo_path: Path, base: str, head: str, source: str, max_chars: 
     patch = diff.patch or ""
     files = sorted({d.new_file.path or d.old_file.path for d in diff.deltas})
     stats = diff.stats
-    shown = patch[:max_chars]
+    shown = masked(repo_path, patch[:max_chars])
     return TaskDiff(shown, source, files, stats.insertions, stats.deletions, len(patch) > max_chars)
 
 

@@ -2,17 +2,24 @@
 
 Three kinds of text are replaced by ``MASK``: values shaped like a vendor credential (OpenAI,
 Anthropic, AWS, GitHub, Slack, Google keys, bearer tokens), the value of a secret-named
-``NAME=value`` assignment (what ``env`` prints), and the exact value of every secret-named
-variable of this process's environment (``AWS_SECRET_ACCESS_KEY`` has no shape of its own).
-See ``docs/security.md``.
+``NAME=value`` assignment (what ``env`` prints), and the worker's own secret values: those of
+every secret-named variable of this process's environment (``AWS_SECRET_ACCESS_KEY`` has no
+shape of its own) and of the variables a caller names (``gates.env``). A value is masked as it
+is, reversed, in hex (lower and upper case) and in base64 (standard and URL-safe, at any of the
+three byte alignments, so an encoded ``KEY=value`` line is caught too), also when line breaks
+cut it (``base64`` wraps at 76 columns; a gate may print it in pieces). See
+``docs/security.md``.
 """
 
 from __future__ import annotations
 
+import base64
+import bisect
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 MASK = "***"
 
@@ -39,31 +46,247 @@ _ASSIGNMENT = (
     r"(?<![A-Za-z0-9_])(?P<name>[A-Z0-9_]*(?:API_KEY|ACCESS_KEY|TOKEN|SECRET|PASSWORD|PASSWD"
     r"|CREDENTIALS?|PRIVATE_KEY)[A-Z0-9_]*)(?P<sep>=|: ?)(?P<value>[^\s'\"]{4,})"
 )
+_PATTERN = re.compile("|".join([_ASSIGNMENT, *_SHAPES]))
 MIN_SECRET_CHARS = 8
 """Shorter values of secret-named variables are not masked by value: ``1`` or ``true`` would
 turn every number in a log into ``***``."""
+HELD_PREFIX_CHARS = 4
+"""A stream holds a line back when it ends with this much (or more) of a secret's form, so the
+rest on the next line is masked with it (``StreamMasker``)."""
+SPLIT_SUFFIX_CHARS = 3
+"""A split leaving fewer characters than ``HELD_PREFIX_CHARS`` on the first line is caught by
+masking the rest: forms without their first one to three characters are masked too."""
+MASK_LINE_BYTES = 64 * 1024
+"""A stream line longer than this is masked in pieces cut at whitespace (credentials hold none)."""
+_BREAKS = re.compile(r"[\r\n]")
 
 
-def mask_text(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """``text`` with credentials replaced by ``MASK`` (``environ`` defaults to this process's)."""
-    values = secret_values(os.environ if environ is None else environ)
-    return _pattern(values).sub(_replace, text)
+@dataclass(frozen=True)
+class SecretForm:
+    """One way a secret value may be written: ``text``, the variable it came from, how encoded."""
+
+    text: str
+    name: str
+    encoding: str
+    """``plain``, ``reversed``, ``hex``, ``base64``, or one of them with ``, split``."""
 
 
-def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """Values of the secret-named variables of ``environ``, longest first."""
-    found = {
-        value
-        for name, value in environ.items()
-        if SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET_CHARS
-    }
-    return tuple(sorted(found, key=lambda v: (-len(v), v)))
+def secret_values(environ: Mapping[str, str], names: Iterable[str] = ()) -> tuple[str, ...]:
+    """Values of the secret-named variables of ``environ`` and of ``names``, longest first."""
+    return tuple(value for _, value in named_secrets(environ, names))
+
+
+def named_secrets(
+    environ: Mapping[str, str], names: Iterable[str] = ()
+) -> tuple[tuple[str, str], ...]:
+    """``(name, value)`` of the secret-named variables of ``environ`` and of ``names`` (values of
+    ``MIN_SECRET_CHARS`` or more), longest value first; a value held by two names is listed once."""
+    wanted = set(names)
+    found: dict[str, str] = {}
+    for name in sorted(environ):
+        value = environ[name]
+        if (SECRET_NAME.search(name) or name in wanted) and len(value.strip()) >= MIN_SECRET_CHARS:
+            found.setdefault(value, name)
+    return tuple(sorted(((n, v) for v, n in found.items()), key=lambda p: (-len(p[1]), p[1])))
+
+
+def secret_forms(name: str, value: str) -> tuple[SecretForm, ...]:
+    """Every form of ``value`` that masking looks for (at least ``MIN_SECRET_CHARS`` long)."""
+    raw = value.encode("utf-8", "surrogateescape")
+    whole = [
+        SecretForm(value, name, "plain"),
+        SecretForm(value[::-1], name, "reversed"),
+        SecretForm(raw.hex(), name, "hex"),
+        SecretForm(raw.hex().upper(), name, "hex"),
+    ]
+    cut = [
+        SecretForm(form.text[drop:], name, f"{form.encoding}, split")
+        for form in whole
+        for drop in range(1, SPLIT_SUFFIX_CHARS + 1)
+    ]
+    encoded = [SecretForm(core, name, "base64") for core in _base64_cores(raw)]
+    unique: dict[str, SecretForm] = {}
+    for form in (*whole, *encoded, *cut):
+        if len(form.text) >= MIN_SECRET_CHARS:
+            unique.setdefault(form.text, form)
+    return tuple(unique.values())
+
+
+def _base64_cores(raw: bytes) -> list[str]:
+    """The base64 characters that depend on ``raw`` alone, for each of the three alignments
+    ``raw`` may have inside a longer encoded text, in both alphabets."""
+    cores = []
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
+        # Character k covers bits [6k, 6k+6); keep those inside the value's bits.
+        start = -(-8 * offset // 6)
+        end = (8 * offset + 8 * len(raw)) // 6
+        core = encoded[start:end]
+        cores += [core, core.replace("+", "-").replace("/", "_")]
+    return cores
+
+
+class Masker:
+    """Masks credentials and the given secret values in every form (see the module docstring)."""
+
+    def __init__(self, secrets: Iterable[tuple[str, str]]) -> None:
+        forms = {form.text: form for n, v in secrets for form in secret_forms(n, v)}
+        self.forms: tuple[SecretForm, ...] = tuple(
+            sorted(forms.values(), key=lambda f: (-len(f.text), f.text))
+        )
+        self._longest = max((len(f.text) for f in self.forms), default=0)
+
+    def mask(self, text: str) -> str:
+        """``text`` with every secret form (line breaks inside one included) and every
+        credential shape replaced by ``MASK``."""
+        return _PATTERN.sub(_replace, self.mask_values(text))
+
+    def mask_values(self, text: str) -> str:
+        """``text`` with the secret forms alone replaced (a line break inside one is kept)."""
+        if not self.forms:
+            return text
+        joined = _BREAKS.sub("", text)
+        found = [f.text for f in self.forms if f.text in joined]
+        if not found:
+            return text
+        if len(joined) == len(text):
+            for form in found:
+                text = text.replace(form, MASK)
+            return text
+        return _mask_spans(text, joined, found)
+
+    def found(self, text: str) -> list[SecretForm]:
+        """The secret forms ``text`` holds, longest first (one per place in the text)."""
+        hits: list[SecretForm] = []
+        for form in self.forms:
+            if form.text in text:
+                hits.append(form)
+                text = text.replace(form.text, MASK)
+        return hits
+
+    def held_from(self, text: str) -> int:
+        """Where the line begins on which a secret form starts that ``text`` ends before it is
+        complete (``HELD_PREFIX_CHARS`` of it or more, line breaks skipped); ``len(text)`` when
+        ``text`` ends with no such beginning."""
+        if not self.forms:
+            return len(text)
+        window = text[-2 * self._longest :]
+        base = len(text) - len(window)
+        breaks = [m.start() for m in _BREAKS.finditer(window)]
+        joined = _BREAKS.sub("", window)
+        for form in self.forms:
+            for size in range(min(len(form.text) - 1, len(joined)), HELD_PREFIX_CHARS - 1, -1):
+                if joined.endswith(form.text[:size]):
+                    start = _shifted(len(joined) - size, breaks)
+                    return text.rfind("\n", 0, base + start) + 1
+        return len(text)
+
+
+def _mask_spans(text: str, joined: str, found: list[str]) -> str:
+    """Mask each occurrence of ``found`` in ``joined`` (``text`` without line breaks) in
+    ``text``, keeping the line breaks inside a masked span so lines stay lines."""
+    breaks = [m.start() for m in _BREAKS.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    for form in found:
+        at = joined.find(form)
+        while at != -1:
+            spans.append((at, at + len(form)))
+            at = joined.find(form, at + len(form))
+    spans.sort()
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out: list[str] = []
+    last = 0
+    for start, end in merged:
+        first = _shifted(start, breaks)
+        after = _shifted(end - 1, breaks) + 1
+        out += [text[last:first], MASK, "".join(_BREAKS.findall(text[first:after]))]
+        last = after
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _shifted(joined_index: int, breaks: list[int]) -> int:
+    """``_original_index`` by bisection: breaks before a character shift it right."""
+    low, index = 0, joined_index
+    while True:
+        count = bisect.bisect_right(breaks, index, lo=low)
+        if count == low:
+            return index
+        index += count - low
+        low = count
+
+
+def mask_text(
+    text: str, environ: Mapping[str, str] | None = None, names: Iterable[str] = ()
+) -> str:
+    """``text`` with credentials replaced by ``MASK`` (``environ`` defaults to this process's;
+    ``names``: variables whose values are masked whatever they are called, as ``gates.env``)."""
+    env = os.environ if environ is None else environ
+    return masker_for(named_secrets(env, names)).mask(text)
+
+
+def worker_masker(names: Iterable[str] = ()) -> Masker:
+    """The masker of this process's secret values and those of ``names``."""
+    return masker_for(named_secrets(os.environ, names))
 
 
 @functools.lru_cache(maxsize=8)
-def _pattern(values: tuple[str, ...]) -> re.Pattern[str]:
-    literals = [re.escape(v) for v in values]
-    return re.compile("|".join([*literals, _ASSIGNMENT, *_SHAPES]))
+def masker_for(secrets: tuple[tuple[str, str], ...]) -> Masker:
+    """One ``Masker`` per set of secrets (building the forms costs more than using them)."""
+    return Masker(secrets)
+
+
+class StreamMasker:
+    """Masks a byte stream (a gate's output) line by line as it arrives.
+
+    A line that ends with the beginning of a secret form is held back until the next one
+    arrives, so a value cut by a line break is masked whole; a held stretch is let go once it
+    passes ``MASK_LINE_BYTES``. Bytes that are not UTF-8 pass through unchanged.
+    """
+
+    def __init__(self, masker: Masker, max_line: int = MASK_LINE_BYTES) -> None:
+        self.masker = masker
+        self.max_line = max_line
+        self._pending = bytearray()
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The masked bytes of ``chunk`` (and of what was held) that may be kept now."""
+        self._pending += chunk
+        cut = self._pending.rfind(b"\n") + 1
+        if not cut and len(self._pending) > self.max_line:
+            cut = max(self._pending.rfind(b" "), self._pending.rfind(b"\t")) + 1
+            cut = cut or len(self._pending)
+        if cut and len(self._pending) <= self.max_line:
+            cut = self._held(cut)
+        if not cut:
+            return b""
+        done = self._masked(bytes(self._pending[:cut]))
+        del self._pending[:cut]
+        return done
+
+    def close(self) -> bytes:
+        """The masked rest, at the end of the stream."""
+        rest = self._masked(bytes(self._pending))
+        self._pending.clear()
+        return rest
+
+    def _held(self, cut: int) -> int:
+        text = bytes(self._pending[:cut]).decode("utf-8", "surrogateescape")
+        at = self.masker.held_from(text.rstrip("\r\n"))
+        if at >= len(text.rstrip("\r\n")):
+            return cut
+        return len(text[:at].encode("utf-8", "surrogateescape"))
+
+    def _masked(self, data: bytes) -> bytes:
+        if not data:
+            return data
+        text = data.decode("utf-8", "surrogateescape")
+        return self.masker.mask(text).encode("utf-8", "surrogateescape")
 
 
 def _replace(match: re.Match[str]) -> str:

@@ -17,6 +17,9 @@ class FallbackReason(StrEnum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     UNKNOWN_PRICE = "unknown_price"
     """A task with a dollar budget would run a model the registry has no price for."""
+    SECRET_IN_CHANGE = "secret_in_change"
+    """The approved change holds a secret (a worker's secret value or a key shape): not
+    committed; the escalation names file and line, never the value."""
     NO_CHANGE = "no_change"
     """The developer's turns left the worktree unchanged, even after being told so."""
 

@@ -29,11 +29,14 @@ _GUIDANCE: Final[dict[str, str]] = {
     RiskReason.ALTERNATING_ACTIONS: "two commands keep undoing each other; pick one approach",
     RiskReason.CONTEXT_WINDOW_ERRORS: "read less at once: search first, then read small parts",
     FallbackReason.NO_CHANGE: "edit the files; check that the agent CLI may write and run tools",
+    FallbackReason.SECRET_IN_CHANGE: "remove the secret from the file named; read it from the "
+    "environment at run time instead",
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
 _ACCEPT: Final[dict[str, str]] = {
     RiskReason.SCOPE_CREEP: "accept the extra files",
     FallbackReason.UNKNOWN_PRICE: "run the model without a price for the rest of the task",
+    FallbackReason.SECRET_IN_CHANGE: "approve anyway (the commit is refused again: the task fails)",
 }
 """What ``approve`` means for a reason, where it is not "approve the work as it is"."""
 

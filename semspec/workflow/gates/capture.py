@@ -6,7 +6,9 @@ the line that says how much was left out and where the full log is. The log file
 ``max_log_bytes`` (``gates.max_log_bytes``) and then ends with a line saying how much was cut.
 
 Secrets are masked (``semspec.core.masking``) line by line before anything is kept: the log
-file, the inline text and so the Temporal history and the next prompt never hold one.
+file, the inline text and so the Temporal history and the next prompt never hold one. The
+worker's secret values are masked in their encoded forms too (base64, hex, reversed), also when
+a line break cuts one: a line ending with the start of one waits for the next.
 """
 
 from __future__ import annotations
@@ -15,10 +17,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from semspec.core.masking import mask_text
+from semspec.core.masking import StreamMasker, worker_masker
 
-MASK_LINE_BYTES = 64 * 1024
-"""A line longer than this is masked in pieces cut at whitespace (credentials hold none)."""
 UNCAPPED = 1 << 62
 
 
@@ -26,7 +26,15 @@ class OutputCapture:
     """Streams chunks to ``log_path`` (up to ``max_log_bytes``) and keeps the first and last
     ``max_bytes`` in memory."""
 
-    def __init__(self, log_path: Path, max_bytes: int, max_log_bytes: int = UNCAPPED) -> None:
+    def __init__(
+        self,
+        log_path: Path,
+        max_bytes: int,
+        max_log_bytes: int = UNCAPPED,
+        secret_names: tuple[str, ...] = (),
+    ) -> None:
+        """``secret_names``: variables whose values are masked whatever their names (the
+        gate's ``gates.env``)."""
         self.log_path = log_path
         self.max_bytes = max_bytes
         self.max_log_bytes = max_log_bytes
@@ -35,7 +43,7 @@ class OutputCapture:
         self._head = bytearray()
         self._tail = bytearray()
         self._log: BinaryIO | None = None
-        self._pending = bytearray()
+        self._masker = StreamMasker(worker_masker(secret_names))
 
     def __enter__(self) -> OutputCapture:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,8 +56,7 @@ class OutputCapture:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._keep(_masked(bytes(self._pending)))
-        self._pending.clear()
+        self._keep(self._masker.close())
         if self._log is not None:
             if self.log_cut:
                 self._log.write(self._log_marker().encode())
@@ -58,14 +65,8 @@ class OutputCapture:
 
     def write(self, chunk: bytes) -> None:
         """Mask ``chunk``'s complete lines and append them to the log and the head/tail."""
-        self._pending += chunk
-        cut = self._pending.rfind(b"\n") + 1
-        if not cut and len(self._pending) > MASK_LINE_BYTES:
-            cut = max(self._pending.rfind(b" "), self._pending.rfind(b"\t")) + 1
-            cut = cut or len(self._pending)
-        if cut:
-            self._keep(_masked(bytes(self._pending[:cut])))
-            del self._pending[:cut]
+        if masked := self._masker.feed(chunk):
+            self._keep(masked)
 
     def _keep(self, chunk: bytes) -> None:
         if self._log is not None and self.log_bytes < self.max_log_bytes:
@@ -118,13 +119,6 @@ class OutputCapture:
 
     def _marker(self, omitted: int) -> str:
         return f"\n[... {omitted} bytes omitted; full log: {self.log_path} ...]\n"
-
-
-def _masked(data: bytes) -> bytes:
-    """``data`` with secrets masked; bytes that are not UTF-8 pass through unchanged."""
-    if not data:
-        return data
-    return mask_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def _cut_utf8_end(data: bytes) -> bytes:

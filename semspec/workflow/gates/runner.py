@@ -118,7 +118,10 @@ async def run_gate(
         argv = fencing.sandbox.argv(
             [SHELL, "-c", spec.command], fence, cwd, limits, cgroup.path if cgroup else None
         )
-        with OutputCapture(log_path, max_output_bytes, fencing.max_log_bytes) as capture:
+        capture_to = OutputCapture(
+            log_path, max_output_bytes, fencing.max_log_bytes, secret_names=fencing.env_names
+        )
+        with capture_to as capture:
             exit_code, timed_out = await _execute(spec, argv, env, cwd, capture, heartbeat)
             if (note := await _limits_note(exit_code, limits, cgroup)) is not None:
                 capture.write(note.encode())

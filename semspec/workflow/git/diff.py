@@ -67,3 +67,20 @@ def _bounded(patch: str, max_chars: int) -> tuple[str, bool]:
         return patch, False
     marker = f"\n[... patch cut: {len(patch) - max_chars} more characters ...]\n"
     return patch[:max_chars] + marker, True
+
+
+def added_lines(worktree: Path, base_commit: str) -> list[tuple[str, int, str]]:
+    """``(path, line number, text)`` of every line the worktree adds against ``base_commit``
+    (untracked files in full, ignored files left out): what a commit of it would bring in."""
+    repo = open_repository(worktree)
+    diff = commit_of(repo, base_commit, worktree).tree.diff_to_workdir(_FLAGS)
+    found: list[tuple[str, int, str]] = []
+    for patch in diff:
+        if patch is None:
+            continue
+        path = _path_of(patch.delta)
+        for hunk in patch.hunks:
+            for line in hunk.lines:
+                if line.origin == "+":
+                    found.append((path, line.new_lineno, line.content.rstrip("\r\n")))
+    return found

@@ -91,6 +91,7 @@ from semspec.workflow.task.messages import (
 )
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.review_context import review_context_used
+from semspec.workflow.task.secret_guard import masked, refuse_secrets
 from semspec.workflow.task.scope import out_of_scope
 from semspec.workflow.task.step_events import TurnObserver, step_outbox
 
@@ -208,7 +209,9 @@ async def _reviewer_turn(
     repo = Path(spec.repo_path)
     role = await asyncio.to_thread(_role, repo, "reviewer", spec.reviewer)
     diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
-    context, used = await asyncio.to_thread(review_context_used, repo, spec, diff.patch)
+    # The reviewer's model sees the change with the worker's secrets and key shapes masked.
+    patch = await asyncio.to_thread(masked, repo, diff.patch)
+    context, used = await asyncio.to_thread(review_context_used, repo, spec, patch)
     if inp.evidence:
         context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
     request = ReviewRequest(
@@ -217,7 +220,7 @@ async def _reviewer_turn(
         description=spec.description,
         criteria=list(spec.criteria),
         task_files=list(spec.task_files),
-        diff=diff.patch,
+        diff=patch,
         iteration=inp.events.iteration,
         gate_summary=inp.gate_summary,
         context=context,
@@ -544,6 +547,7 @@ class TaskActivities:
             for rel in inp.spec.task_files:
                 try:
                     text = task_file_text(Path(inp.workspace.path), rel)[:ENRICH_FILE_CHARS]
+                    text = masked(Path(inp.spec.repo_path), text)
                 except ToolError as exc:
                     text = f"(not shown: {exc})"
                 parts.append(f"### {rel}\n{text}")
@@ -564,10 +568,11 @@ class TaskActivities:
             f"semspec: {inp.spec.title}\n\n"
             f"Task {inp.spec.task_id} approved by {inp.approved_by} (reviewer: {inp.reviewer})."
         )
+        worktree = Path(inp.workspace.path)
+        # Never a secret into git: a change holding one escalates secret_in_change instead.
+        refuse_secrets(Path(inp.spec.repo_path), worktree, inp.workspace.base_commit)
         try:
-            info = commit_task(
-                Path(inp.workspace.path), inp.spec.workspace_key, message, inp.commit_key
-            )
+            info = commit_task(worktree, inp.spec.workspace_key, message, inp.commit_key)
         except GitError as exc:
             if "nothing to commit" not in exc.message:
                 raise

@@ -1,0 +1,54 @@
+"""The secret scan of a task's change (``semspec.core.secret_scan``) with its repository's names.
+
+What is masked or refused are the worker's secret values (its secret-named variables and those
+the repository's config names: ``gates.env`` and each role's ``api_key_env``) and the key shapes
+of the detectors. The reviewer's diff and evidence, ``semspec review context`` and the console's
+diff page show the change masked; the commit activity refuses a change holding one
+(``secret_in_change``, naming file and line), so an approval never commits a secret.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio.exceptions import ApplicationError
+
+from semspec.core.reasons import FallbackReason
+from semspec.core.secret_scan import SecretScan, findings_text
+from semspec.workflow.git.diff import added_lines
+from semspec.workflow.task.context_activities import repo_config
+
+
+def secret_names(repo: Path) -> tuple[str, ...]:
+    """Variables whose values are the worker's secrets whatever they are called: the
+    repository's ``gates.env`` and the ``api_key_env`` of its roles."""
+    config = repo_config(repo)
+    names = list(config.gates.env)
+    for role in (config.models.developer, config.models.reviewer):
+        if role.api_key_env:
+            names.append(role.api_key_env)
+    return tuple(names)
+
+
+def change_scan(repo: Path) -> SecretScan:
+    """The scan for changes made in ``repo``'s tasks (reads its config: blocking)."""
+    return SecretScan.of_worker(secret_names(repo))
+
+
+def masked(repo: Path, text: str) -> str:
+    """``text`` (a patch, a file of the worktree) with the secrets of ``repo``'s tasks masked."""
+    return change_scan(repo).mask(text)
+
+
+def refuse_secrets(repo: Path, worktree: Path, base_commit: str) -> None:
+    """Raise a non-retryable ``secret_in_change`` error naming where the worktree's change
+    (against ``base_commit``) holds a secret; return when it holds none."""
+    findings = change_scan(repo).findings(added_lines(worktree, base_commit))
+    if not findings:
+        return
+    raise ApplicationError(
+        f"the change holds a secret at {findings_text(findings)}; it was not committed "
+        "(remove it, or abort the task)",
+        type=FallbackReason.SECRET_IN_CHANGE.value,
+        non_retryable=True,
+    )
