@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -41,13 +42,16 @@ from semspec.agents.steps import StepObserver, StopReason
 from semspec.agents.turn_meter import TurnMeter
 from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
+from semspec.core.fence_mounts import home_env, make_home
 from semspec.core.masking import mask_text
 from semspec.core.reasons import FallbackReason
-from semspec.core.sandbox import NO_LIMITS, Address, ChildLimits, Fence, choose_sandbox
+from semspec.core.sandbox import NO_LIMITS, Address, ChildLimits, Fence, Sandbox, choose_sandbox
 from semspec.model.pricing import Price
 from semspec.model.providers.types import ToolCall
 from semspec.vocabulary.step_text import is_wait_call
 
+AGENT_HOMES = "agent-homes"
+"""The run folder's folder of command agents' private homes, one per task."""
 OUTPUT_TAIL_CHARS = 2_000
 MAX_LINE_BYTES = 8 * 1024 * 1024
 TAIL_BYTES = 4 * OUTPUT_TAIL_CHARS  # UTF-8 needs at most 4 bytes per character
@@ -95,6 +99,16 @@ class CommandFencing:
     def environment(self) -> RoleEnvironment:
         """What the CLI gets from the worker's environment (see ``command_env``)."""
         return RoleEnvironment(self.env_names, self.env_set, self.api_key_env)
+
+
+def agent_home(fencing: CommandFencing, sandbox: Sandbox, task_id: str) -> Path | None:
+    """The task's private home for the CLI under bubblewrap, created (blocking): a folder of
+    the run folder, where the worker's home would be read-only (``fence_mounts``); None when
+    the CLI runs unfenced, with the worker's own home, or there is no run folder."""
+    if sandbox.bwrap is None or not fencing.hidden:
+        return None
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", task_id).lstrip(".") or "task"
+    return make_home(fencing.hidden[0] / AGENT_HOMES / name)
 
 
 class CommandDeveloper:
@@ -154,12 +168,13 @@ class CommandDeveloper:
             raise self._not_found(argv[0])
         sandbox = await asyncio.to_thread(choose_sandbox, self.fencing.sandbox)
         worktree = Path(request.worktree)
-        fence = Fence(worktree, self.fencing.hidden, True, self.fencing.reachable)
+        home = await asyncio.to_thread(agent_home, self.fencing, sandbox, request.task_id)
+        fence = Fence(worktree, self.fencing.hidden, True, self.fencing.reachable, home=home)
         try:
             process = await asyncio.create_subprocess_exec(
                 *sandbox.argv(argv, fence, worktree, self.fencing.limits),
                 cwd=worktree,
-                env=sandbox.env(env),
+                env={**sandbox.env(env), **(home_env(home) if home is not None else {})},
                 stdin=asyncio.subprocess.DEVNULL if placed else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

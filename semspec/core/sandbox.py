@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from semspec.core.config.models import GateLimits, SandboxMode
 from semspec.core.errors import ConfigError
+from semspec.core.fence_mounts import home_binds, worktree_git_binds
 from semspec.core.logging import get_logger
 
 BASE_ENV = (
@@ -130,6 +131,8 @@ class Fence:
     reachable: tuple[Address, ...] = ()
     """Loopback addresses the run may still reach, each at the same host and port inside (a
     command agent's model server on loopback: see ``loopback_address``)."""
+    home: Path | None = None
+    """A command agent's private home, bound read-write (``fence_mounts``)."""
 
 
 def loopback_address(url: str | None) -> Address | None:
@@ -256,6 +259,8 @@ def bwrap_options(bwrap: str, fence: Fence, cwd: Path) -> list[str]:
         if os.path.isdir(real):
             args += ["--tmpfs", real]
     args += ["--bind", worktree, worktree]
+    # A command agent's own home and its worktree's git metadata (``fence_mounts``).
+    args += home_binds(fence.home) + worktree_git_binds(fence.worktree)
     # Always a network namespace of its own: a run with network gets it from slirp4netns,
     # which the launcher attaches to this namespace with the host's loopback cut off.
     args.append("--unshare-net")

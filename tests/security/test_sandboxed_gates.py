@@ -359,7 +359,8 @@ async def test_the_command_developer_runs_fenced_with_only_its_own_key(
     assert result.outcome == "submitted", result.summary
     assert (layout.worktree / "agent_was_here.txt").read_text(encoding="utf-8") == "yes"
     assert f"{services} REFUSED FileNotFoundError" in result.summary
-    assert "HOME REFUSED" in result.summary and not escaped
+    # Its home is a private one in the run folder, not the worker's (docs/security.md).
+    assert "HOME WROTE" in result.summary and not escaped
     assert "KEYS ['SEMSPEC_PROBE_AGENT_KEY']" in result.summary
 
 

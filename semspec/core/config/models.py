@@ -224,6 +224,10 @@ class LeaderConfig(_Section):
     takes over this long (plus ``poll_s``) after the active monitor died (ADR 0005)."""
     poll_s: float = Field(default=1.0, gt=0)
     """Seconds between a standby monitor's attempts to take the lease."""
+    stall_s: float = Field(default=30.0, gt=0)
+    """Seconds events may wait with nothing acknowledged before they count as not being
+    consumed: ``semspec status`` then fails, and a standby takes the lease from the holder
+    (ADR 0005). Keep it above ``lease_ttl_s + poll_s + ack_wait_s``, a normal handover."""
 
 
 MAX_STEP_WINDOW = 64
