@@ -1,16 +1,23 @@
 """The active monitor's lease: one KV key that only one monitor of a stack holds (ADR 0005).
 
-Taking it is ``kv.create`` (it succeeds only while the key is absent, deleted or expired);
-holding it is ``kv.update`` naming the last revision, every third of the bucket's age bound
+Taking it is a create (it succeeds only while the key is absent, deleted or expired); holding
+it is an update naming the last revision, every third of the bucket's age bound
 (``risk.leader.lease_ttl_s``), which drops the key that long after its holder stopped renewing.
 The holder trusts its lease until its last successful renewal was sent plus the TTL minus a
 margin, on its own monotonic clock: the server drops the key no earlier, so no two monitors
 both believe they are active unless one stalls longer than the margin between its check and
 its writes (the state store's revision checks catch that case).
+
+Every change of this monitor's view (take, renew, give up, take from a stalled holder) runs
+under one lock, so each sees the result of the one before: a renewal still in flight when the
+monitor steps down finishes before the key is deleted, and nothing but a take makes the lease
+held again (issue 26: a late renewal answer used to revive a lease already given up, and the
+monitor then renewed a key it no longer consumed for).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -75,13 +82,23 @@ class Lease:
         self._revision = 0
         self._valid_until = 0.0
         self._value = holder.to_json()
+        self._lock = asyncio.Lock()
+        """Held by each transition for its whole round trip to the server (module docstring)."""
         self.given_up = False
         """Whether the last holder gave the lease up (else it ran out, or nobody held it)."""
+        self.quiet_until = 0.0
+        """After taking the lease from a stalled holder: the monotonic time before which that
+        holder may still trust its own lease, so nothing is written before it."""
 
     @property
     def renew_every_s(self) -> float:
         """How often the holder renews."""
         return self.ttl_s / 3
+
+    @property
+    def validity_s(self) -> float:
+        """How long after sending a renewal the holder trusts it."""
+        return self.ttl_s * (1 - _MARGIN_SHARE)
 
     @property
     def held(self) -> bool:
@@ -100,76 +117,145 @@ class Lease:
 
     async def acquire(self) -> bool:
         """Take the lease if nobody holds it; true when this monitor holds it now."""
-        since = datetime.now(UTC).isoformat(timespec="seconds")
-        value = LeaseHolder(self.holder.identity, self.holder.token, since).to_json()
-        sent = time.monotonic()
+        async with self._lock:
+            if self.valid():
+                return True
+            self._lost()  # a lease held but run out is taken afresh, with a new revision
+            value = self._stamped()
+            sent = time.monotonic()
+            try:
+                revision, given_up = await self._create(value)
+            except (KeyWrongLastSequenceError, KeyNotFoundError):
+                return False  # held by another (or it expired between two reads: next poll)
+            except Exception as exc:
+                log().warning("taking the monitor lease failed", error=str(exc))
+                return False
+            self._value = value
+            self.given_up = given_up
+            self.quiet_until = 0.0
+            self._held(revision, sent)
+            return True
+
+    async def take_from_stalled(self, stalled: LeaseHolder) -> bool:
+        """Take the lease from ``stalled`` if it still holds it (the watchdog found that events
+        are not being consumed); true when this monitor holds it now.
+
+        The write names the revision read, so it fails if the holder renewed meanwhile with a
+        different value, and only one standby wins. The old holder may trust its lease until
+        its last renewal (sent before that revision was read) plus the validity, so
+        ``quiet_until`` keeps this monitor from writing before then."""
+        async with self._lock:
+            read_at = time.monotonic()
+            try:
+                entry = await self._kv.get(LEASE_KEY)
+                if entry.value is None or not entry.revision:
+                    return False
+                if LeaseHolder.from_json(entry.value).token != stalled.token:
+                    return False  # it changed hands meanwhile: the watchdog looks again
+                value = self._stamped()
+                sent = time.monotonic()
+                revision = await self._kv.update(LEASE_KEY, value, last=entry.revision)
+            except (KeyWrongLastSequenceError, KeyNotFoundError, ValueError, KeyError):
+                return False
+            except Exception as exc:
+                log().warning("taking the monitor lease failed", error=str(exc))
+                return False
+            self._value = value
+            self.given_up = False
+            self.quiet_until = read_at + self.validity_s
+            self._held(revision, sent)
+            return True
+
+    async def current(self) -> LeaseHolder | None:
+        """Who holds the key now; None when nobody does (``nats.errors.Error`` when the bucket
+        does not answer)."""
         try:
-            revision, given_up = await self._create(value)
-        except (KeyWrongLastSequenceError, KeyNotFoundError):
-            return False  # held by another (or it expired between two reads: next poll)
-        except Exception as exc:
-            log().warning("taking the monitor lease failed", error=str(exc))
-            return False
-        self._value = value
-        self.given_up = given_up
-        self._held(revision, sent)
-        return True
+            entry = await self._kv.get(LEASE_KEY)
+        except KeyNotFoundError:
+            return None
+        if entry.value is None:
+            return None
+        try:
+            return LeaseHolder.from_json(entry.value)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _stamped(self) -> bytes:
+        since = datetime.now(UTC).isoformat(timespec="seconds")
+        return LeaseHolder(self.holder.identity, self.holder.token, since).to_json()
 
     async def _create(self, value: bytes) -> tuple[int, bool]:
-        """``kv.create``, also saying whether the key was given up (a delete marker) rather
-        than absent (expired, or never written)."""
+        """``kv.create``, also saying whether the key was given up (a delete marker, or this
+        monitor's own value that a failed delete left behind) rather than absent (expired, or
+        never written)."""
         try:
             return await self._kv.update(LEASE_KEY, value, last=0), False
         except KeyWrongLastSequenceError:
             try:
-                await self._kv.get(LEASE_KEY)
+                entry = await self._kv.get(LEASE_KEY)
             except KeyNotFoundError as gone:  # nats-py's get reports a delete marker so
                 if gone.entry is None or not gone.entry.revision:
                     raise
                 return await self._kv.update(LEASE_KEY, value, last=gone.entry.revision), True
-            raise  # held
+            if entry.value is None or not entry.revision or not self._is_mine(entry.value):
+                raise  # held by another monitor
+            # This monitor stepped down but the delete did not reach the server: the key is
+            # still its own (nobody else wrote since), and it handed back what it had pulled.
+            return await self._kv.update(LEASE_KEY, value, last=entry.revision), True
+
+    def _is_mine(self, raw: bytes) -> bool:
+        try:
+            return LeaseHolder.from_json(raw).token == self.holder.token
+        except (ValueError, KeyError, TypeError):
+            return False
 
     async def renew(self) -> bool:
         """Extend the lease; false once it is lost (another monitor holds it, or it ran out)."""
-        if self._revision == 0:
-            return False
-        sent = time.monotonic()
-        try:
-            revision = await self._kv.update(LEASE_KEY, self._value, last=self._revision)
-        except KeyWrongLastSequenceError:
-            if not await self._still_ours():
-                log().warning("monitor lease lost to another monitor")
-                self._lost()
-                return False
-            return await self.renew()  # an earlier renewal landed after its answer timed out
-        except Exception as exc:
-            log().warning("renewing the monitor lease failed", error=str(exc))
+        async with self._lock:
+            for _ in range(2):
+                if self._revision == 0:
+                    return False  # given up while this renewal waited for the lock
+                sent = time.monotonic()
+                try:
+                    revision = await self._kv.update(LEASE_KEY, self._value, last=self._revision)
+                except KeyWrongLastSequenceError:
+                    if await self._adopt_landed():
+                        continue  # an earlier renewal landed after its answer timed out
+                    log().warning("monitor lease lost to another monitor")
+                    self._lost()
+                    return False
+                except Exception as exc:
+                    log().warning("renewing the monitor lease failed", error=str(exc))
+                    return self.valid()
+                self._held(revision, sent)
+                return True
             return self.valid()
-        self._held(revision, sent)
-        return True
 
     async def release(self) -> None:
-        """Give the lease up at once (when stopping), so a standby need not wait for the TTL."""
-        revision, self._revision = self._revision, 0
-        self._valid_until = 0.0
-        if revision:
-            with contextlib.suppress(Exception):  # else it expires after the TTL anyway
-                await self._kv.delete(LEASE_KEY, last=revision)
+        """Give the lease up at once (when stepping down or stopping), so a standby need not
+        wait for the TTL; a renewal in flight finishes first, and its revision is deleted."""
+        async with self._lock:
+            revision = self._revision
+            self._lost()
+            if revision:
+                with contextlib.suppress(Exception):  # else it expires after the TTL anyway
+                    await self._kv.delete(LEASE_KEY, last=revision)
 
-    async def _still_ours(self) -> bool:
-        """Whether the key still holds this monitor's value (then its revision is adopted)."""
+    async def _adopt_landed(self) -> bool:
+        """Whether the key still holds this monitor's exact value (then its revision is
+        adopted; validity stays that of the last renewal known to have landed)."""
         try:
             entry = await self._kv.get(LEASE_KEY)
         except Exception:
             return False
         if entry.value != self._value or not entry.revision:
             return False
-        self._revision = entry.revision  # validity stays that of the last known renewal
+        self._revision = entry.revision
         return True
 
     def _held(self, revision: int, sent: float) -> None:
         self._revision = revision
-        self._valid_until = sent + self.ttl_s * (1 - _MARGIN_SHARE)
+        self._valid_until = sent + self.validity_s
 
     def _lost(self) -> None:
         self._revision = 0

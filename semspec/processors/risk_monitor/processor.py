@@ -19,9 +19,11 @@ Order of the steps for each batch, and why a crash anywhere loses nothing and re
 Any number of monitors may run on one stack; one of them is active (ADR 0005). It holds a lease
 (``lease``), renewed in the background, and checks it before each commit step (state, index,
 publish, ack): without a valid lease it hands the batch back un-acked and steps down. The others
-stand by, only trying to take the lease; the one that takes it runs the start-up recovery first
-(outboxes, file index), so it continues exactly where the previous one stopped. A stalled monitor
-that writes after its lease ran out loses the revision race, reloads and steps down.
+stand by, trying to take the lease, and watch the consumer (``watchdog``): when events wait
+with nothing acknowledged for ``risk.leader.stall_s`` under one holder, a standby takes the
+lease from it. The one that takes it runs the start-up recovery first (outboxes, file index), so
+it continues exactly where the previous one stopped. A stalled monitor that writes after its
+lease ran out loses the revision race, reloads and steps down.
 
 A batch that fails is retried one event at a time, so one poison event cannot hold the others
 back; an event that fails on its ``risk.max_deliver``-th delivery goes to the dead letters with
@@ -67,6 +69,7 @@ from semspec.processors.risk_monitor.streams import (
     ensure_lease_bucket,
     ensure_streams,
 )
+from semspec.processors.risk_monitor.watchdog import StandbyWatch
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
 from semspec.vocabulary.subjects import MONITOR_STREAM, signal_intake_subject
 
@@ -151,6 +154,7 @@ class RiskMonitor:
         self._holder = new_holder(identity)
         self._feed: PullFeed | None = None
         self._lease: Lease | None = None
+        self._watch: StandbyWatch | None = None
         self._renewer: asyncio.Task[None] | None = None
         self._store: StateStore | None = None
         self._cache: dict[str, TaskState] = {}
@@ -170,6 +174,8 @@ class RiskMonitor:
         await ensure_consumer(self._js, self._risk, self._consumer)
         leases = await ensure_lease_bucket(self._js, self._risk.leader.lease_ttl_s, self._replicas)
         self._lease = Lease(leases, self._holder, self._risk.leader.lease_ttl_s)
+        stall_s = self._risk.leader.stall_s
+        self._watch = StandbyWatch(self._lease, self._js, stall_s, self._consumer)
         if not await self._take_over():
             log().info("standing by", identity=self._holder.identity)
 
@@ -193,6 +199,9 @@ class RiskMonitor:
                     await self._serve(self._feed, idle_wait)
                 except LeaseLost:
                     await self._step_down()
+                    # One poll before trying again: a standby that did not stall gets it first.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self._risk.leader.poll_s)
         finally:
             if self._renewer is not None:
                 self._renewer.cancel()
@@ -216,11 +225,15 @@ class RiskMonitor:
             self._next_reconcile = time.monotonic() + self._risk.reconcile_interval_s
 
     async def _take_over(self) -> bool:
-        """Take the lease if it is free; then recover as at start and start pulling."""
-        if not await self.lease.acquire():
+        """Take the lease if it is free, or from a holder under which events are not being
+        consumed; then recover as at start and start pulling."""
+        if not await self.lease.acquire() and not await self._take_from_stalled():
             return False
         if self._renewer is None:
             self._renewer = asyncio.create_task(self._renew())
+        quiet = self.lease.quiet_until - time.monotonic()
+        if quiet > 0:  # the stalled holder may still trust its lease until then
+            await asyncio.sleep(quiet)
         self._cache.clear()
         self.store.forget()
         try:
@@ -237,6 +250,21 @@ class RiskMonitor:
         self.stats.takeovers += 1
         log().info("active: consuming loop events", identity=self._holder.identity)
         return True
+
+    async def _take_from_stalled(self) -> bool:
+        """The standby's watchdog: take the lease from its holder if events have waited for
+        ``risk.leader.stall_s`` with nothing acknowledged under it."""
+        if self._watch is None:
+            return False
+        stall = await self._watch.stalled()
+        if stall is None:
+            return False
+        log().warning(
+            "events are not being consumed: taking the lease",
+            holder=stall.holder.identity,
+            progress=stall.progress.describe(),
+        )
+        return await self.lease.take_from_stalled(stall.holder)
 
     async def _await_orphans(self) -> None:
         """Wait until the events a monitor that died holding the lease had pulled are due
