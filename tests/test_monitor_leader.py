@@ -23,11 +23,12 @@ import pytest
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.api import StorageType, StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
 from temporalio.client import Client
 
+from semspec.cli.services_cmd import _monitor_roles, _monitors_line
 from semspec.core.config.models import LeaderConfig, RiskConfig
-from semspec.processors.risk_monitor.lease import active_holder
+from semspec.processors.risk_monitor.lease import Lease, active_holder, new_holder
 from semspec.processors.risk_monitor.rules import apply_event
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.processors.risk_monitor.store import StateStore
@@ -36,8 +37,10 @@ from semspec.processors.risk_monitor.streams import (
     LEASE_BUCKET,
     STATE_BUCKET,
     ensure_bucket,
+    ensure_lease_bucket,
     ensure_streams,
 )
+from semspec.services.supervisor import ServiceStatus
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
@@ -372,3 +375,67 @@ async def test_a_killed_active_monitor_is_replaced_within_the_bound_and_nothing_
     assert sorted(ids) == sorted(expected_ids)
     assert states == expected_states
     assert subscriber.ids() == Counter(expected_ids)
+
+
+async def test_a_renewal_in_flight_when_the_monitor_steps_down_does_not_revive_the_lease(
+    nc: NATS,
+) -> None:
+    """Issue 26: the answer to a renewal sent before ``release`` used to mark the lease held
+    again; the monitor then renewed a key it no longer consumed for, and ``acquire`` refused
+    the key because it held this monitor's own value."""
+    js = nc.jetstream()
+    kv = await ensure_lease_bucket(js, RISK.leader.lease_ttl_s)
+    lease = Lease(kv, new_holder("here"), RISK.leader.lease_ttl_s)
+    assert await lease.acquire()
+    renewal = asyncio.create_task(lease.renew())
+    await asyncio.sleep(0)  # the renewal is on the wire
+    await lease.release()
+    await renewal
+    assert not lease.held and not lease.valid()
+    assert await active_holder(js) is None, "the key outlived the step-down"
+    assert await lease.acquire(), "a monitor that stepped down could not take the lease again"
+
+
+async def test_a_standby_takes_the_lease_from_a_holder_that_renews_but_does_not_consume(
+    nc: NATS,
+) -> None:
+    """The watchdog (ADR 0005): events wait unacknowledged for ``stall_s`` under a holder that
+    keeps its lease alive; a standby takes the lease from it and handles the events."""
+    js = nc.jetstream()
+    risk = RISK.model_copy(update={"leader": RISK.leader.model_copy(update={"stall_s": 1.0})})
+    leases = await ensure_lease_bucket(js, risk.leader.lease_ttl_s)
+    zombie = b'{"identity": "zombie@elsewhere", "token": "z"}'
+    revision = await leases.create("active", zombie)
+    stop = asyncio.Event()
+
+    async def renew_without_consuming() -> None:
+        nonlocal revision
+        while not stop.is_set():
+            await asyncio.sleep(risk.leader.lease_ttl_s / 3)
+            with contextlib.suppress(KeyWrongLastSequenceError):
+                revision = await leases.update("active", zombie, last=revision)
+
+    renewer = asyncio.create_task(renew_without_consuming())
+    try:
+        async with Running(nc, risk=risk) as monitor:
+            assert not monitor.active
+            await publish(nc, [loop_event("iteration", "t1", retries=9)])
+            await drained(nc, timeout_s=10 * risk.leader.stall_s)
+            assert monitor.active and monitor.stats.events == 1
+            holder = await active_holder(js)
+            assert holder is not None and holder.token != "z"
+    finally:
+        stop.set()
+        await renewer
+
+
+def test_status_counts_a_stale_monitor_neither_active_nor_standing_by() -> None:
+    statuses = [
+        ServiceStatus("monitor", "up", "", identity="1@h"),
+        ServiceStatus("monitor", "up", "", identity="2@h"),
+        ServiceStatus("monitor", "stale", "", identity="3@h"),
+    ]
+    health = {"active_monitor": "1@h"}
+    marked = _monitor_roles(statuses, health)
+    assert [(s.extra or {}).get("role") for s in marked] == ["active", "standby", "stale"]
+    assert _monitors_line(marked, health) == "monitor: 1@h active, 1 standing by"

@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -27,16 +28,18 @@ from pathlib import Path
 
 import nats
 import pytest
+import yaml
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.lease import active_holder
-from semspec.processors.risk_monitor.streams import CONSUMER
+from semspec.processors.risk_monitor.streams import CONSUMER, ensure_consumer
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS, monitor_subject
 from tests.support.monitor_events import loop_event, one_monitor
+from tests.support.repos import make_repo
 from tests.support.running_monitor import monitor_process, wait_ready
 from tests.support.servers import NatsServer
 from tests.test_monitor_leader import reset
@@ -275,3 +278,40 @@ async def test_a_pause_between_validity_and_ttl_never_leaves_a_monitor_renewing_
                     break
     print(f"lease trials: {len(failures)} of {REPEATS} failed")
     assert not failures, "\n".join(failures)
+
+
+def status(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "status", *args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMSPEC_")}
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+
+
+async def test_status_says_in_red_that_events_are_not_being_consumed_and_exits_1(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    stall_s = 1.0
+    repo = tmp_path / "repo"
+    make_repo(repo, {"README.md": "# sample\n"})
+    services = {"nats": {"url": nats_server.url}, "temporal": {"address": "127.0.0.1:9"}}
+    config = {"project": {"name": "s"}, "services": services, "risk": {"leader": {"stall_s": 1}}}
+    (repo / ".semspec").mkdir()
+    (repo / ".semspec" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    nc = await nats.connect(nats_server.url)
+    try:
+        await reset(nc)
+        await ensure_consumer(nc.jetstream(), RISK, CONSUMER)
+        quiet = await asyncio.to_thread(status, repo)
+        await publish(nc, conflict("unconsumed"))
+        await asyncio.sleep(stall_s + 0.5)  # nobody consumes: the events grow older than that
+        shown = await asyncio.to_thread(status, repo)
+        found = await asyncio.to_thread(status, repo, "--json")
+    finally:
+        await nc.close()
+    assert "not being consumed" not in quiet.stdout + quiet.stderr
+    line = next(x for x in shown.stdout.splitlines() if "not being consumed" in x)
+    assert line.startswith("monitor: events are not being consumed: 2 events waiting"), line
+    assert "last ack never" in line and "risk.leader.stall_s: 1" in line
+    assert shown.returncode == 1 and "loop events are not being consumed" in shown.stdout
+    nats_row = next(row for row in json.loads(found.stdout) if row["name"] == "nats")
+    consumer = nats_row["jetstream"]["monitor_consumer"]
+    assert consumer["stalled"] and consumer["waiting"] == 2 and consumer["last_ack_s"] is None

@@ -181,17 +181,79 @@ def _failures(statuses: list[ServiceStatus], health: dict[str, Any] | None) -> l
 def _monitor_roles(
     statuses: list[ServiceStatus], health: dict[str, Any] | None
 ) -> list[ServiceStatus]:
-    """Each running monitor marked ``active`` (it holds the lease, ADR 0005) or ``standby``."""
+    """Each running monitor marked ``active`` (it holds the lease, ADR 0005), ``standby``, or
+    ``stale``: one that uses an address its service no longer has cannot take over, so it is
+    not counted as standing by."""
     if health is None or "error" in health or health.get("active_monitor") is None:
         return statuses
     active = health["active_monitor"]
     marked = []
     for s in statuses:
         if s.name == "monitor" and s.state in ("up", "stale"):
-            role = "active" if s.identity == active else "standby"
+            role = "active" if s.identity == active else "standby" if s.state == "up" else "stale"
             s = replace(s, extra={**(s.extra or {}), "role": role})
         marked.append(s)
     return marked
+
+
+def _monitor_consumer(ctx: typer.Context) -> dict[str, Any] | None:
+    """The monitor consumer's progress (``watchdog.py``): events waiting, the oldest one's age,
+    the last ack's, and whether events are not being consumed (``risk.leader.stall_s``); None
+    when there is no consumer yet, ``{"error": ...}`` when JetStream does not answer."""
+    import asyncio
+
+    from nats.errors import Error as NatsError
+    from nats.js.errors import NotFoundError
+
+    from semspec.core.nats_connect import connect_nats
+    from semspec.processors.risk_monitor.watchdog import ConsumerProgress, consumer_progress
+    from semspec.services.connect import nats_options, nats_url_of
+    from semspec.services.jetstream import HEALTH_CONNECT_S, STREAM_INFO_S
+
+    cli = cli_context(ctx)
+    config = cli.config
+
+    async def read() -> ConsumerProgress:
+        nc = await connect_nats(
+            nats_url_of(config, cli.repo),
+            nats_options(config, cli.repo),
+            "semspec-status",
+            first_connect_s=HEALTH_CONNECT_S,
+            external=config.services.nats.url is not None,
+        )
+        try:
+            return await consumer_progress(nc.jetstream(timeout=STREAM_INFO_S))
+        finally:
+            await nc.close()
+
+    try:
+        progress = asyncio.run(read())
+    except NotFoundError:
+        return None
+    except (NatsError, TimeoutError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    stall_s = config.risk.leader.stall_s
+    return {**asdict(progress), "stall_s": stall_s, "stalled": progress.stalled(stall_s)}
+
+
+def _stall_line(health: dict[str, Any]) -> str | None:
+    """The red line of ``status`` when events are not being consumed, else None."""
+    consumer = health.get("monitor_consumer")
+    if not consumer or not consumer.get("stalled"):
+        return None
+    from semspec.processors.risk_monitor.watchdog import ConsumerProgress
+
+    progress = ConsumerProgress(consumer["waiting"], consumer["oldest_s"], consumer["last_ack_s"])
+    holder = health.get("active_monitor")
+    what = (
+        f"a standby takes the lease from {holder}; with none standing by, restart that monitor"
+        if holder
+        else "no monitor holds the lease: start one (`semspec up` or `semspec monitor`)"
+    )
+    return (
+        f"monitor: events are not being consumed: {progress.describe()}"
+        f" (risk.leader.stall_s: {consumer['stall_s']:g}); {what}"
+    )
 
 
 def _monitors_line(statuses: list[ServiceStatus], health: dict[str, Any]) -> str:
@@ -301,8 +363,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show each service: up/down, address, version; JetStream's streams and leaders.
 
-        Exits 1 (saying why) if any service is not up, JetStream does not answer or a stream
-        has no leader."""
+        Exits 1 (saying why) if any service is not up, JetStream does not answer, a stream
+        has no leader, or loop events wait unconsumed for ``risk.leader.stall_s``."""
         from semspec.services.supervisor import Supervisor
 
         cli = cli_context(ctx)
@@ -310,10 +372,18 @@ def register(app: typer.Typer) -> None:
         nats = next((s for s in statuses if s.name == "nats"), None)
         health = _jetstream(ctx) if nats is not None and nats.state in ("up", "external") else None
         statuses = _monitor_roles(_nats_connected(statuses, health), health)
+        stall = None
+        if health is not None and "error" not in health:
+            health["monitor_consumer"] = _monitor_consumer(ctx)
+            stall = _stall_line(health)
         _show_fenced(ctx, statuses, as_json, health)
         if health is not None and "error" not in health and not as_json:
             cli.console.print(_monitors_line(statuses, health), markup=False, soft_wrap=True)
+            if stall is not None:
+                cli.console.print(stall, style="bold red", markup=False, soft_wrap=True)
         failures = _failures(statuses, health)
+        if stall is not None:
+            failures.append("loop events are not being consumed")
         if failures:
             # On stderr with --json, so that stdout stays one JSON document.
             out = cli.err if as_json else cli.console
