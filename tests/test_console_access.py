@@ -1,6 +1,10 @@
 """The web console over real HTTP, as ``semspec up`` starts it on a real stack: who it answers
-(the holder of the stack's secret, from its own origin and loopback address), what the board
-lists, what its event stream carries, and ``ui``/``up``/``down`` around it."""
+(the holder of this start's session, from its own origin and host name), what the board
+lists, what its event stream carries, and ``ui``/``up``/``down`` around it.
+
+The console answers only at its ``s-<hex>.localhost`` name, which the system resolver may not
+know (browsers resolve ``*.localhost`` themselves): clients here connect to 127.0.0.1 and send
+that name as ``Host``, as a browser does."""
 
 from __future__ import annotations
 
@@ -21,11 +25,18 @@ import nats
 import pytest
 
 from semspec.console.app import RETRY_S
-from semspec.console.auth import SECRET_FILE, cookie_name
 from semspec.console.live import QUEUE_SIZE, RELOAD, Listener, LiveMessage
 from semspec.console.serve import SHUTDOWN_S
 from semspec.core.config.models import RiskLevel
 from semspec.core.run_folder import cmdline_of
+from semspec.services.console_session import (
+    COOKIE,
+    RENEW_AFTER_S,
+    SESSION_S,
+    ConsoleSession,
+    load_session,
+    session_file,
+)
 from semspec.vocabulary.events import UserSignal
 from semspec.vocabulary.signal_evidence import ConflictEvidence
 from semspec.vocabulary.subjects import signal_intake_subject
@@ -49,95 +60,153 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         yield up
 
 
-def console_of(stack: Stack) -> tuple[str, str]:
-    """The console's address (``http://127.0.0.1:PORT``) and its secret."""
-    record = stack.records()["console"]
-    return record.address, (stack.run_dir / SECRET_FILE).read_text(encoding="utf-8")
+def session_of(stack: Stack, port: int | None = None) -> ConsoleSession:
+    """The session of the console ``up`` started (or of the one serving on ``port``)."""
+    port = port or stack.records()["console"].ports["http"]
+    found = load_session(session_file(stack.run_dir, port))
+    assert found is not None, f"no session file for the console on port {port}"
+    return found
+
+
+def client_of(session: ConsoleSession) -> httpx.Client:
+    """An HTTP client of the console that names it as a browser does (no cookie yet)."""
+    return httpx.Client(
+        base_url=f"http://127.0.0.1:{session.port}",
+        headers={"Host": session.authority},
+        timeout=10,
+    )
+
+
+def cookie(value: str) -> dict[str, str]:
+    """The header a browser holding the session cookie ``value`` sends."""
+    return {"Cookie": f"{COOKIE}={value}"}
 
 
 @contextmanager
 def logged_in(stack: Stack) -> Iterator[httpx.Client]:
     """A client holding the session cookie the token URL gives."""
-    address, secret = console_of(stack)
-    with httpx.Client(base_url=address, timeout=10) as client:
-        assert client.get("/", params={"token": secret}).status_code == 303
+    session = session_of(stack)
+    with client_of(session) as client:
+        assert client.get("/", params={"token": session.secret}).status_code == 303
         yield client
 
 
 def test_a_request_without_the_token_is_refused_and_shows_no_data(stack: Stack) -> None:
-    address, _ = console_of(stack)
-    for path in (
-        "/",
-        "/monitor",
-        "/inbox",
-        "/knowledge",
-        "/tasks/x",
-        "/events",
-        "/static/console.js",
-    ):
-        answer = httpx.get(address + path, timeout=10)
-        assert answer.status_code == 401, path
-        assert answer.headers["content-type"].startswith("text/plain"), path
-        assert "<table" not in answer.text and "set-cookie" not in answer.headers
+    with client_of(session_of(stack)) as client:
+        for path in (
+            "/",
+            "/monitor",
+            "/inbox",
+            "/knowledge",
+            "/tasks/x",
+            "/events",
+            "/static/console.js",
+        ):
+            answer = client.get(path)
+            assert answer.status_code == 401, path
+            assert answer.headers["content-type"].startswith("text/plain"), path
+            assert "<table" not in answer.text and "set-cookie" not in answer.headers
 
 
 def test_a_wrong_token_is_refused_without_a_cookie(stack: Stack) -> None:
-    address, secret = console_of(stack)
-    answer = httpx.get(address + "/", params={"token": secret[:-1] + "x"}, timeout=10)
+    session = session_of(stack)
+    with client_of(session) as client:
+        answer = client.get("/", params={"token": session.secret[:-1] + "x"})
     assert answer.status_code == 403
     assert "set-cookie" not in answer.headers
 
 
-def test_the_token_gives_a_strict_http_only_cookie_and_leaves_the_address_bar(
+def test_the_token_gives_a_strict_http_only_host_only_cookie_and_leaves_the_address_bar(
     stack: Stack,
 ) -> None:
-    address, secret = console_of(stack)
-    answer = httpx.get(address + "/monitor", params={"token": secret, "a": "1"}, timeout=10)
+    session = session_of(stack)
+    with client_of(session) as client:
+        answer = client.get("/monitor", params={"token": session.secret, "a": "1"})
+        away = client.get(
+            f"http://127.0.0.1:{session.port}//evil.example/x", params={"token": session.secret}
+        )
     assert answer.status_code == 303
     assert answer.headers["location"] == "/monitor?a=1"
     cookie = answer.headers["set-cookie"]
-    port = int(address.rsplit(":", 1)[1])
-    assert cookie.startswith(f"{cookie_name(port)}=")
+    assert cookie.startswith(f"{COOKIE}=")
     flags = {part.strip().lower() for part in cookie.split(";")[1:]}
-    assert {"httponly", "samesite=strict", "path=/"} <= flags
-    assert secret not in cookie  # the cookie is not the URL's token
+    assert {"httponly", "samesite=strict", "path=/", f"max-age={SESSION_S}"} <= flags
+    assert not [flag for flag in flags if flag.startswith("domain")]  # this host name only
+    assert session.secret not in cookie  # the cookie is not the URL's token
     assert answer.headers["referrer-policy"] == "same-origin"
-    away = httpx.get(address + "//evil.example/x", params={"token": secret}, timeout=10)
     assert away.headers["location"] == "/evil.example/x"  # never to another site
     with logged_in(stack) as client:
         assert client.get("/monitor").status_code == 200
 
 
+def test_a_cookie_past_its_lifetime_or_altered_is_refused(stack: Stack) -> None:
+    session = session_of(stack)
+    now = int(time.time())
+    stale = session.cookie_value(now - SESSION_S - 5)
+    fresh = session.cookie_value(now)
+    issued, _, mac = fresh.partition(".")
+    altered = f"{issued}.{mac[:-1]}{'0' if mac[-1] != '0' else '1'}"
+    later = f"{int(issued) + 1}.{mac}"  # a later issue time under the same MAC
+    with client_of(session) as client:
+        assert client.get("/", headers=cookie(fresh)).status_code == 200
+        for value in (stale, altered, later, "", "x.y", session.secret):
+            assert client.get("/", headers=cookie(value)).status_code == 401, value
+
+
+def test_a_cookie_in_use_is_renewed(stack: Stack) -> None:
+    session = session_of(stack)
+    older = session.cookie_value(int(time.time()) - RENEW_AFTER_S - 5)
+    with client_of(session) as client:
+        answer = client.get("/monitor", headers=cookie(older))
+    assert answer.status_code == 200
+    renewed = answer.headers["set-cookie"]
+    assert renewed.startswith(f"{COOKIE}=") and older not in renewed
+    value = renewed.split(";", 1)[0].split("=", 1)[1]
+    assert session.cookie_issued(value, time.time()) is not None
+
+
 def test_a_post_from_another_origin_is_refused(stack: Stack) -> None:
-    address, _ = console_of(stack)
+    origin = session_of(stack).origin
     with logged_in(stack) as client:
         assert client.post("/", headers={"Origin": EVIL}).status_code == 403
         assert client.post("/").status_code == 403  # no Origin: not from the console's page
-        cross_site = {"Origin": address, "Sec-Fetch-Site": "cross-site"}
+        cross_site = {"Origin": origin, "Sec-Fetch-Site": "cross-site"}
         assert client.post("/", headers=cross_site).status_code == 403
+        # The bare loopback address is another origin now.
+        loopback = origin.replace(session_of(stack).host, "127.0.0.1")
+        assert client.post("/", headers={"Origin": loopback}).status_code == 403
         # From its own page the request reaches the route (the board takes no POST).
-        assert client.post("/", headers={"Origin": address}).status_code == 405
+        assert client.post("/", headers={"Origin": origin}).status_code == 405
 
 
 def test_a_foreign_host_header_is_refused(stack: Stack) -> None:
-    address, _ = console_of(stack)
-    port = address.rsplit(":", 1)[1]
+    session = session_of(stack)
+    port = session.port
+    hosts = (
+        f"evil.example:{port}",
+        f"localhost:{port}",
+        f"127.0.0.1:{port}",
+        "127.0.0.1",
+        f"s-0000000000000000.localhost:{port}",
+        session.host,
+        f"{session.host}:1",
+    )
     with logged_in(stack) as client:
-        for host in (f"evil.example:{port}", f"localhost:{port}", "127.0.0.1", "127.0.0.1:1"):
+        for host in hosts:
             assert client.get("/", headers={"Host": host}).status_code == 403, host
 
 
 def test_no_answer_carries_cors_headers(stack: Stack) -> None:
-    address, secret = console_of(stack)
+    session = session_of(stack)
     preflight = {"Origin": EVIL, "Access-Control-Request-Method": "POST"}
-    with logged_in(stack) as client:
+    with logged_in(stack) as client, client_of(session) as stranger:
         answers = [
             client.get("/", headers={"Origin": EVIL}),
             client.options("/", headers=preflight),
             client.get("/static/console.js", headers={"Origin": EVIL}),
             client.post("/", headers={"Origin": EVIL}),
-            httpx.get(address + "/", params={"token": secret}, headers={"Origin": EVIL}),
-            httpx.get(address + "/", headers={"Origin": EVIL}),
+            stranger.get("/", params={"token": session.secret}, headers={"Origin": EVIL}),
+            stranger.get("/", headers={"Origin": EVIL}),
         ]
     for answer in answers:
         assert not [h for h in answer.headers if h.lower().startswith("access-control-")]
@@ -251,9 +320,11 @@ def test_a_console_started_while_nats_is_down_goes_live_once_it_is_back(tmp_path
             try:
                 assert proc.stdout is not None
                 shown = json.loads(proc.stdout.readline())
-                with httpx.Client(timeout=30) as client:
-                    assert client.get(shown["url"]).status_code == 303
-                    with client.stream("GET", f"http://127.0.0.1:{shown['port']}/events") as events:
+                mine = session_of(stack, shown["port"])
+                with client_of(mine) as client:
+                    client.timeout = httpx.Timeout(30)
+                    assert client.get("/", params={"token": mine.secret}).status_code == 303
+                    with client.stream("GET", "/events") as events:
                         stack.restart_nats()
                         sent = conflict("back", "warn")
                         # Published until the feed, retrying every few seconds, passes one on.
@@ -285,7 +356,7 @@ def test_ui_without_a_running_stack_says_to_start_one(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "not running" in done.stderr and "semspec up" in done.stderr
-    assert not (repo / ".semspec" / "run" / SECRET_FILE).exists()
+    assert not list((repo / ".semspec" / "run").glob("console*"))
 
 
 def test_ui_serves_the_stack_on_loopback_and_stops_with_a_page_open(stack: Stack) -> None:
@@ -294,18 +365,20 @@ def test_ui_serves_the_stack_on_loopback_and_stops_with_a_page_open(stack: Stack
         try:
             assert proc.stdout is not None
             shown = json.loads(proc.stdout.readline())
-            _, secret = console_of(stack)
-            assert shown["url"] == f"http://127.0.0.1:{shown['port']}/?token={secret}"
-            with httpx.Client(timeout=10) as client:
-                assert client.get(shown["url"]).status_code == 303
-                assert client.get(f"http://127.0.0.1:{shown['port']}/monitor").status_code == 200
+            mine = session_of(stack, shown["port"])
+            assert shown["url"] == mine.login_url()
+            assert mine.secret != session_of(stack).secret  # each start has its own
+            with client_of(mine) as client:
+                assert client.get("/", params={"token": mine.secret}).status_code == 303
+                assert client.get("/monitor").status_code == 200
                 # An open page's event stream never ends by itself; it must not hold up a stop.
-                with client.stream("GET", f"http://127.0.0.1:{shown['port']}/events") as events:
+                with client.stream("GET", "/events") as events:
                     assert events.status_code == 200
                     proc.send_signal(signal.SIGTERM)
                     started = time.monotonic()
                     assert proc.wait(timeout=30) == 0
                     assert time.monotonic() - started < SHUTDOWN_S + 3
+            assert not session_file(stack.run_dir, shown["port"]).exists()
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -325,14 +398,15 @@ def test_the_board_says_why_when_temporal_does_not_answer(stack: Stack) -> None:
 
 def test_up_prints_the_console_url_and_down_stops_the_console(stack: Stack) -> None:
     # Last in this module: it stops the module's stack. `up` brings back what died before.
-    address, secret = console_of(stack)
+    session = session_of(stack)
+    address = stack.records()["console"].address
     again = stack.cli("up")
     assert again.returncode == 0, again.stderr
-    assert f"semspec console: {address}/?token={secret}" in again.stdout
+    assert f"semspec console: {session.login_url()}" in again.stdout
     status = stack.cli_json("status")
     (console,) = [s for s in status if s["name"] == "console"]
     assert console["state"] == "up"
-    assert console["extra"]["url"] == f"{address}/?token={secret}"
+    assert console["extra"]["url"] == session.login_url()
     pid = stack.records()["console"].pid
     down = stack.cli("down")
     assert down.returncode == 0, down.stderr
@@ -342,6 +416,7 @@ def test_up_prints_the_console_url_and_down_stops_the_console(stack: Stack) -> N
     assert cmdline_of(pid) is None
     with pytest.raises(httpx.ConnectError):
         httpx.get(address + "/", timeout=2)
+    assert not session_file(stack.run_dir, session.port).exists()
 
 
 def conflict(task_id: str, level: RiskLevel, message: str = "") -> UserSignal:

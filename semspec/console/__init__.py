@@ -8,7 +8,8 @@ The contract the page modules build on:
 |---|---|
 | ``state`` | ``ConsoleState``: what every page reads, from ``request.app.state.console`` |
 | ``app`` | ``create_app(state) -> Starlette``: the routes of every page module, the access rules |
-| ``auth`` | the per-stack secret, the session cookie, the Host/Origin checks (a middleware) |
+| ``auth`` | the login, the session cookie, the Host/Origin checks (a middleware) |
+| ``session`` | ``ConsoleSession``: one start's host name, secret and cookies (in the run folder) |
 | ``forms`` | ``read_form(request)``: a POST handler's form, after the same-origin check |
 | ``live`` | ``LiveFeed``: one NATS subscription set fanned out to every open page (SSE) |
 | ``board_page``, ``monitor_page`` | ``/`` and ``/monitor`` |
@@ -18,12 +19,12 @@ The contract the page modules build on:
 
 Each page module exports ``routes() -> list[BaseRoute]``; ``app`` mounts them all.
 
-``ConsoleState`` fields: ``config`` (``SemspecConfig``), ``repo`` (``Path``), ``secret`` (the
-URL token), ``templates`` (a Jinja2 ``Environment``, autoescaping on, loading
-``semspec/console/templates/``), ``feed`` (the ``LiveFeed``); methods ``await temporal()``
-(one cached Temporal client), ``await nats()`` (one cached NATS connection), ``graph()`` (opens
-the stack's graph store: blocking, call it through ``anyio.to_thread.run_sync``) and
-``render(request, template, context)`` (an ``HTMLResponse``).
+``ConsoleState`` fields: ``config`` (``SemspecConfig``), ``repo`` (``Path``), ``session`` (the
+host name and secret of this start), ``templates`` (a Jinja2 ``Environment``, autoescaping
+on, loading ``semspec/console/templates/``), ``feed`` (the ``LiveFeed``); methods
+``await temporal()`` (one cached Temporal client), ``await nats()`` (one cached NATS
+connection), ``graph()`` (opens the stack's graph store: blocking, call it through
+``anyio.to_thread.run_sync``) and ``render(request, template, context)`` (an ``HTMLResponse``).
 
 Routes: ``/`` board, ``/tasks/{task_id}`` task, ``/inbox`` inbox, ``/monitor`` monitor,
 ``/knowledge`` knowledge, ``/events`` the server-sent events of the live feed, ``/static/...``

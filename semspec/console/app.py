@@ -64,7 +64,7 @@ def create_app(state: ConsoleState) -> Starlette:
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(ConsoleAccess, secret=state.secret)],
+        middleware=[Middleware(ConsoleAccess, session=state.session)],
         lifespan=lifespan,
     )
     app.state.console = state

@@ -1,40 +1,44 @@
-"""Who may use the console: the holder of the stack's secret, from the console's own origin.
+"""Who may use the console: the holder of this console's session, from its own origin.
 
-The secret is random, made by ``semspec up`` (or ``semspec ui``), and kept in the run folder
-(``console.token``, mode 0600) like the stack's other secrets. The URL ``up`` prints carries it
-(``http://127.0.0.1:PORT/?token=SECRET``, as Jupyter does); the console answers that URL with a
-session cookie (``HttpOnly``, ``SameSite=Strict``) and a redirect to the same page without the
-token, so the secret leaves the address bar and the browser's history.
+Each console start makes a session (``semspec.services.console_session``): a host name of its
+own under ``*.localhost``, a fresh secret and the start time. The URL ``up`` prints carries the
+secret (``http://s-<hex>.localhost:PORT/?token=SECRET``, as Jupyter does); the console answers
+that URL with a host-only session cookie (``HttpOnly``, ``SameSite=Strict``, ``Max-Age`` of
+``SESSION_S``) and a redirect to the same page without the token, so the secret leaves the
+address bar and the browser's history.
 
 Before any page runs, every request passes these checks (``ConsoleAccess``):
 
 | refused when | status |
 |---|---|
-| ``Host`` is not the loopback address:port the console serves (DNS rebinding) | 403 |
-| neither a valid session cookie nor the right ``?token=`` | 401 (wrong token: 403) |
+| ``Host`` is not the session's ``s-<hex>.localhost:PORT`` (DNS rebinding, another port) | 403 |
+| neither a good session cookie nor the right ``?token=`` | 401 (wrong token: 403) |
 | a state-changing method comes from another ``Origin`` (or ``Sec-Fetch-Site``) | 403 |
 
 Secrets and cookies are compared with ``hmac.compare_digest``. No answer carries CORS headers,
-so no other origin may read one; every answer forbids framing and sends no referrer.
+so no other origin may read one; every answer forbids framing and sends no referrer elsewhere.
+A good cookie older than ``RENEW_AFTER_S`` is replaced with a fresh one on the answer.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import secrets
-import stat
-from pathlib import Path
+import time
 from urllib.parse import urlencode
 
-from starlette.datastructures import URL, Headers, QueryParams
+from starlette.datastructures import URL, Headers, MutableHeaders, QueryParams
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from semspec.core.run_folder import make_private_dir, write_private
+from semspec.services.console_session import (
+    COOKIE,
+    RENEW_AFTER_S,
+    SESSION_S,
+    TOKEN_PARAM,
+    ConsoleSession,
+)
+from semspec.services.console_session import login_url as login_url  # for status, demo
 
-SECRET_FILE = "console.token"
-TOKEN_PARAM = "token"
 LOOPBACK = "127.0.0.1"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SECURITY_HEADERS: dict[str, str] = {
@@ -54,56 +58,6 @@ SECURITY_HEADERS: dict[str, str] = {
 }
 
 
-def read_secret(run_dir: Path) -> str | None:
-    """The console's secret kept in ``run_dir``, or None when there is none readable by its
-    owner only."""
-    path = run_dir / SECRET_FILE
-    try:
-        if stat.S_IMODE(path.stat().st_mode) & 0o077:
-            return None
-        found = path.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return found or None
-
-
-def ensure_secret(run_dir: Path) -> str:
-    """The stack's console secret, made (random, 256 bits) when there is none yet or when the
-    file holding it could have been read by another user."""
-    found = read_secret(run_dir)
-    if found is not None:
-        return found
-    make_private_dir(run_dir)
-    made = secrets.token_urlsafe(32)
-    write_private(run_dir / SECRET_FILE, made)
-    return made
-
-
-def console_url(port: int, secret: str | None = None, path: str = "/") -> str:
-    """The console's address; with ``secret``, the URL that logs a browser in."""
-    base = f"http://{LOOPBACK}:{port}{path}"
-    return f"{base}?{urlencode({TOKEN_PARAM: secret})}" if secret else base
-
-
-def login_url(address: str, run_dir: Path) -> str | None:
-    """The URL that logs a browser in to the console serving at ``address``
-    (``http://127.0.0.1:PORT``) with the secret kept in ``run_dir``; None without one."""
-    secret = read_secret(run_dir)
-    return f"{address}/?{urlencode({TOKEN_PARAM: secret})}" if secret else None
-
-
-def cookie_name(port: int) -> str:
-    """The session cookie's name. Cookies do not keep ports apart, so two stacks' consoles on
-    one machine would overwrite each other's cookie under one name."""
-    return f"semspec_console_{port}"
-
-
-def session_value(secret: str) -> str:
-    """What the session cookie holds: derived from the secret, so the cookie is not the URL
-    token itself."""
-    return hmac.new(secret.encode(), b"semspec console session", hashlib.sha256).hexdigest()
-
-
 def same(given: str | None, expected: str) -> bool:
     """Constant-time equality of a presented secret and the expected one."""
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
@@ -112,10 +66,9 @@ def same(given: str | None, expected: str) -> bool:
 class ConsoleAccess:
     """The ASGI middleware that admits a request or refuses it before any page sees it."""
 
-    def __init__(self, app: ASGIApp, secret: str) -> None:
+    def __init__(self, app: ASGIApp, session: ConsoleSession) -> None:
         self.app = app
-        self.secret = secret
-        self.session = session_value(secret)
+        self.session = session
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -124,67 +77,76 @@ class ConsoleAccess:
         if scope["type"] != "http":  # the console serves no websockets
             await send({"type": "websocket.close", "code": 1008})
             return
-        refused = self.refusal(scope)
+        now = time.time()
+        refused = self.refusal(scope, now)
         if refused is not None:
             await with_security_headers(refused, scope, receive, send)
             return
+        issued = self.session.cookie_issued(cookie_of(Headers(scope=scope), COOKIE), now)
+        renew = issued is not None and now - issued > RENEW_AFTER_S
 
         async def send_secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [
-                    (k, v)
-                    for k, v in message.get("headers", [])
-                    if not k.lower().startswith(b"access-control-")
-                ]
-                message["headers"] = headers + [
-                    (k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
-                ]
+                headers = MutableHeaders(
+                    raw=[
+                        (k, v)
+                        for k, v in message.get("headers", [])
+                        if not k.lower().startswith(b"access-control-")
+                    ]
+                )
+                for key, value in SECURITY_HEADERS.items():
+                    headers[key] = value
+                if renew:
+                    headers.append("set-cookie", self.cookie_header(int(now)))
+                message["headers"] = headers.raw
             await send(message)
 
         await self.app(scope, receive, send_secured)
 
-    def refusal(self, scope: Scope) -> Response | None:
+    def refusal(self, scope: Scope, now: float) -> Response | None:
         """The answer to a request that may not pass, or None when it may."""
         headers = Headers(scope=scope)
-        port = served_port(scope)
-        if port is None or headers.get("host") != f"{LOOPBACK}:{port}":
-            return refuse(403, "this console answers only at its own loopback address")
+        if not self.addressed_to_me(scope, headers):
+            return refuse(403, "this console answers only at the address `semspec status` prints")
         token = QueryParams(scope.get("query_string", b"")).get(TOKEN_PARAM)
         if token is not None:
-            if not same(token, self.secret):
+            if not same(token, self.session.secret):
                 return refuse(403, "wrong token: open the URL `semspec ui` or `semspec up` printed")
             if scope["method"] in SAFE_METHODS:
-                return self.log_in(scope, port)
-        elif not same(cookie_of(headers, cookie_name(port)), self.session):
-            return refuse(401, "open the URL `semspec ui` or `semspec up` printed (with its token)")
-        if scope["method"] not in SAFE_METHODS and not same_origin(headers, port):
+                return self.log_in(scope, now)
+        elif self.session.cookie_issued(cookie_of(headers, COOKIE), now) is None:
+            return refuse(
+                401, "open the URL `semspec status` prints (with its token) to log in again"
+            )
+        if scope["method"] not in SAFE_METHODS and not same_origin(headers, self.session.origin):
             return refuse(403, "refused: this action must come from the console's own page")
         return None
 
-    def log_in(self, scope: Scope, port: int) -> Response:
+    def addressed_to_me(self, scope: Scope, headers: Headers) -> bool:
+        """Whether the request came in on this console's loopback socket and names its host
+        (a DNS-rebinding page or a forwarded request names another)."""
+        server = scope.get("server")
+        if not server or server[0] != LOOPBACK or int(server[1]) != self.session.port:
+            return False
+        host = headers.get("host")
+        return host is not None and same(host.lower(), self.session.authority)
+
+    def log_in(self, scope: Scope, now: float) -> Response:
         """The right token: the session cookie, and the same page again without the token."""
         url = URL(scope=scope)
         kept = [(k, v) for k, v in QueryParams(url.query).multi_items() if k != TOKEN_PARAM]
         # One leading slash: "//host/..." would send the browser to another site.
         target = "/" + url.path.lstrip("/") + (f"?{urlencode(kept)}" if kept else "")
         response = RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
-        response.set_cookie(
-            cookie_name(port),
-            self.session,
-            path="/",
-            httponly=True,
-            samesite="strict",
-            secure=False,  # plain HTTP on loopback; the cookie never leaves the machine
-        )
+        response.headers.append("set-cookie", self.cookie_header(int(now)))
         return response
 
-
-def served_port(scope: Scope) -> int | None:
-    """The port the request came in on, if on the loopback address."""
-    server = scope.get("server")
-    if not server or server[0] != LOOPBACK:
-        return None
-    return int(server[1])
+    def cookie_header(self, issued: int) -> str:
+        """A ``Set-Cookie`` value for a session cookie issued at ``issued``: no ``Domain``, so
+        the browser sends it to this console's host name alone."""
+        value = self.session.cookie_value(issued)
+        # Plain HTTP on loopback: no ``Secure``; the cookie never leaves the machine.
+        return f"{COOKIE}={value}; Max-Age={SESSION_S}; Path=/; HttpOnly; SameSite=Strict"
 
 
 def cookie_of(headers: Headers, name: str) -> str | None:
@@ -197,16 +159,14 @@ def cookie_of(headers: Headers, name: str) -> str | None:
     return None
 
 
-def same_origin(headers: Headers, port: int) -> bool:
+def same_origin(headers: Headers, origin: str) -> bool:
     """Whether a state-changing request comes from the console's own page: its ``Origin`` is
     the console's, and a browser that says where the request comes from says the same."""
-    origin = headers.get("origin")
+    given = headers.get("origin")
     fetch_site = headers.get("sec-fetch-site")
     if fetch_site is not None and fetch_site != "same-origin":
         return False
-    return origin is not None and hmac.compare_digest(
-        origin.encode(), f"http://{LOOPBACK}:{port}".encode()
-    )
+    return same(given, origin)
 
 
 def refuse(status: int, reason: str) -> Response:

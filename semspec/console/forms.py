@@ -12,7 +12,8 @@ from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from semspec.console.auth import same_origin, served_port
+from semspec.console.auth import same_origin
+from semspec.console.state import ConsoleState
 
 MAX_FIELDS = 50
 MAX_FORM_BYTES = 64 * 1024
@@ -22,8 +23,8 @@ MAX_FORM_BYTES = 64 * 1024
 async def read_form(request: Request) -> FormData:
     """The request's URL-encoded form, after checking it comes from the console's own page;
     raises ``HTTPException`` (403, 413) otherwise."""
-    port = served_port(request.scope)
-    if port is None or not same_origin(request.headers, port):
+    state: ConsoleState = request.app.state.console
+    if not same_origin(request.headers, state.session.origin):
         raise HTTPException(403, "refused: this action must come from the console's own page")
     length = request.headers.get("content-length")
     if length is None or not length.isdigit() or int(length) > MAX_FORM_BYTES:

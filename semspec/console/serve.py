@@ -11,11 +11,12 @@ from pathlib import Path
 import uvicorn
 
 from semspec.console.app import create_app
-from semspec.console.auth import LOOPBACK, console_url, ensure_secret
+from semspec.console.auth import LOOPBACK
 from semspec.console.state import ConsoleState
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
 from semspec.core.run_folder import run_dir_of
+from semspec.services.console_session import forget_session, new_session, save_session
 
 SHUTDOWN_S = 3
 """How long open pages (their event streams never end by themselves) may hold up a stop."""
@@ -59,20 +60,26 @@ def serve_console(
     config: SemspecConfig, repo: Path, port: int, announce: Callable[[str, int], None]
 ) -> None:
     """Serve the console of ``repo``'s stack on ``port``; ``announce(url, port)`` is called with
-    the URL carrying the secret once the socket listens."""
-    secret = ensure_secret(run_dir_of(config, repo))
+    the URL carrying this start's secret once the socket listens. The session (host name,
+    secret) is new each start and its file is removed when the console stops, so nothing a
+    browser got from an earlier start opens this one."""
+    run_dir = run_dir_of(config, repo)
     sock = bind_loopback(port)
-    bound = int(sock.getsockname()[1])
-    app = create_app(ConsoleState(config, repo, secret))
-    server = ConsoleServer(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            proxy_headers=False,  # nothing proxies a loopback console; never trust forwarded
-            server_header=False,
-            timeout_graceful_shutdown=SHUTDOWN_S,
+    session = new_session(int(sock.getsockname()[1]))
+    save_session(run_dir, session)
+    try:
+        app = create_app(ConsoleState(config, repo, session))
+        server = ConsoleServer(
+            uvicorn.Config(
+                app,
+                log_level="warning",
+                access_log=False,
+                proxy_headers=False,  # nothing proxies a loopback console; never trust forwarded
+                server_header=False,
+                timeout_graceful_shutdown=SHUTDOWN_S,
+            )
         )
-    )
-    announce(console_url(bound, secret), bound)
-    server.run(sockets=[sock])
+        announce(session.login_url(), session.port)
+        server.run(sockets=[sock])
+    finally:
+        forget_session(run_dir, session)

@@ -1,5 +1,5 @@
 """What every page of the console reads: the stack's config, its repository, the connections
-to Temporal, NATS and the graph, the templates, the live feed and the URL secret."""
+to Temporal, NATS and the graph, the templates, the live feed and the console's session."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse
 from semspec.console.board_rows import BoardRow
 from semspec.console.live import LiveFeed
 from semspec.core.config.models import SemspecConfig
+from semspec.services.console_session import ConsoleSession
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -44,8 +45,8 @@ class ConsoleState:
 
     config: SemspecConfig
     repo: Path
-    secret: str
-    """The per-stack token of the console's URL (``auth.read_secret``)."""
+    session: ConsoleSession
+    """This console's host name, secret and start (``semspec.services.console_session``)."""
     templates: jinja2.Environment = field(default_factory=template_environment)
     feed: LiveFeed = field(default_factory=LiveFeed)
     closed_rows: dict[str, BoardRow] = field(default_factory=dict)

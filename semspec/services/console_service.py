@@ -1,8 +1,9 @@
 """The web console as a service of ``semspec up``: ``semspec ui`` on a loopback port.
 
-The console makes its own secret (``semspec.console.auth``) when it starts; ``up`` prints the
-URL carrying it once the console answers. Its health check asks for the board without the
-secret: the console's refusal (401) proves it serves and guards its pages.
+The console makes a new session (host name and secret, ``console_session``) each time it
+starts; ``up`` prints the URL carrying it once the console answers. Its health check asks for
+the board at the session's host name without the secret: the console's refusal (401) proves
+that this start serves and guards its pages.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from semspec import __version__
 from semspec.core.config.models import SemspecConfig
 from semspec.core.run_folder import ServiceRecord
+from semspec.services.console_session import load_session, session_file
 from semspec.services.ports import free_port
 from semspec.services.specs import LaunchPlan
 
@@ -42,11 +44,17 @@ class ConsoleSpec:
         port = free_port((keep or {}).get("http") or config.console.port, avoid=taken)
         # ``--repo`` belongs to the root command, so it goes before the subcommand.
         argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "ui", "--port", str(port)]
-        return LaunchPlan(argv, f"http://127.0.0.1:{port}", {"http": port})
+        session = str(session_file(run_dir, port))
+        return LaunchPlan(argv, f"http://127.0.0.1:{port}", {"http": port}, {"session": session})
 
     def healthy(self, record: ServiceRecord) -> bool:
+        session = load_session(Path(record.extra.get("session", "")))
+        if session is None or session.port != record.ports.get("http"):
+            return False  # not written yet: the console has not bound its port
+        # Sent to the loopback address with the session's host name, as a browser sends it.
+        request = urllib.request.Request(record.address + "/", headers={"Host": session.authority})
         try:
-            with urllib.request.urlopen(record.address + "/", timeout=1):
+            with urllib.request.urlopen(request, timeout=1):
                 return False  # a console never serves a page without its secret
         except urllib.error.HTTPError as err:
             return err.code == 401

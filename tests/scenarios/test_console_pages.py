@@ -90,7 +90,11 @@ def console(stack: Stack, project: Path) -> Iterator[Console]:
         assert line, f"semspec ui printed nothing: {proc.stderr.read() if proc.stderr else ''}"
         url = httpx.URL(json.loads(line)["url"])
         origin = f"http://{url.host}:{url.port}"
-        with httpx.Client(base_url=origin, timeout=60) as http:
+        # The console's *.localhost name is for browsers (they resolve it themselves): connect
+        # to loopback and name it in Host, as a browser does.
+        loopback = f"http://127.0.0.1:{url.port}"
+        named = {"Host": f"{url.host}:{url.port}"}
+        with httpx.Client(base_url=loopback, headers=named, timeout=60) as http:
             assert http.get("/", params={"token": url.params["token"]}).status_code == 303
             yield Console(http, origin)
     finally:
