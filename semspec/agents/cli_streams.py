@@ -117,6 +117,7 @@ class ClaudeStream:
     _held: dict[str, Any] | None = None
     _blocks: list[dict[str, Any]] = field(default_factory=list)
     _calls: dict[str, ToolCall] = field(default_factory=dict)
+    _held_failed: bool = False
 
     def feed(self, line: str) -> list[StreamStep]:
         event = _json_object(line)
@@ -127,6 +128,10 @@ class ClaudeStream:
         if kind == "assistant":
             same = self._held is not None and message.get("id") == self._held.get("id")
             steps = [] if same and message.get("id") else self._flush()
+            # A failed API call is printed as an assistant message of its own (model
+            # ``<synthetic>``, the error as its text): a failed model step, not a reply.
+            failed = bool(event.get("isApiErrorMessage")) or message.get("model") == "<synthetic>"
+            self._held_failed = self._held_failed or failed
             self._held = message
             self._blocks += [_dict(b) for b in message.get("content") or []]
             return steps
@@ -146,8 +151,8 @@ class ClaudeStream:
         return self._flush()
 
     def _flush(self) -> list[StreamStep]:
-        message, blocks = self._held, self._blocks
-        self._held, self._blocks = None, []
+        message, blocks, failed = self._held, self._blocks, self._held_failed
+        self._held, self._blocks, self._held_failed = None, [], False
         if message is None:
             return []
         calls = tuple(
@@ -174,6 +179,8 @@ class ClaudeStream:
             ),
         )
         model = message.get("model")
+        if failed:
+            return [ModelStep(reply, None, error=reply.text or "API error")]
         return [ModelStep(reply, model if isinstance(model, str) else None)]
 
     def _results(self, message: dict[str, Any]) -> list[StreamStep]:
