@@ -118,7 +118,8 @@ def test_a_change_holding_the_workers_key_is_refused_naming_file_and_line(
 
 
 def test_key_shapes_of_the_detectors_are_found_and_masked_in_a_patch() -> None:
-    aws = "AKIA" + "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(16))
+    upper = string.ascii_uppercase + string.digits
+    aws = "AKIA" + "".join(secrets.choice(upper) for _ in range(16))
     github = "ghp_" + "".join(secrets.choice(string.ascii_letters) for _ in range(36))
     pem = "-----BEGIN RSA PRIVATE KEY-----\n+MIIEowIBAAKCAQEA7s\n+-----END RSA PRIVATE KEY-----"
     scan = SecretScan.of({})
