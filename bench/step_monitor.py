@@ -15,10 +15,17 @@ in the same run:
   after the step that raised the first pause or halt (what stopping there saves), and
   ``steps_to_stop`` the median step a loop was stopped at against its length;
 - ``publish_overhead_ms``: the median ms publishing adds to one step, from
-  ``bench/step_publish.py`` (``measure_publish_overhead``, its own nats-server).
+  ``bench/step_publish.py`` (``measure_publish_overhead``, its own nats-server);
+- on the corpus of real recorded runs in ``tests/data/real_runs/`` (other agents' public runs,
+  labelled healthy or stuck by reading them), reported apart: ``real_false_stop_rate``, the
+  share of healthy runs the rules stop (target 0.01 or less), and ``real_recall``, the share of
+  stuck runs stopped within 2 steps of the step their label names (target 0.90 or more), with
+  ``real_runs``, ``real_stuck`` and, per format, the runs and stops.
 
 The last line printed is one JSON object with ``publish_overhead_ms``, ``precision``,
-``recall``, ``tokens_saved_on_loops`` and the numbers above.
+``recall``, ``tokens_saved_on_loops``, ``real_false_stop_rate``, ``real_recall`` and the
+numbers above. ``python bench/step_monitor.py --corpus-only`` replays both corpora and prints
+their figures without starting a server (what ``tests/test_real_runs.py`` checks).
 """
 
 from __future__ import annotations
@@ -41,12 +48,18 @@ from bench.step_publish import measure_publish_overhead
 from semspec.core.config.models import RiskConfig
 from semspec.core.logging import configure_logging
 from semspec.processors.risk_monitor.replay.command import registry_pricer, replay_files
-from semspec.processors.risk_monitor.replay.scores import HEALTHY, rule_scores
+from semspec.processors.risk_monitor.replay.scores import (
+    HEALTHY,
+    read_stop_labels,
+    rule_scores,
+    stop_scores,
+)
 from semspec.processors.risk_monitor.rules import apply_event
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.vocabulary.events import MonitorEvent, monitor_event
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "trajectories"
+REAL_CORPUS = CORPUS.parent / "real_runs"
 EVENTS = 20_000
 TASKS = 50
 ROUNDS = 3
@@ -118,6 +131,62 @@ def corpus_scores() -> dict[str, Any]:
     }
 
 
+def real_corpus_scores(corpus: Path = REAL_CORPUS) -> dict[str, Any]:
+    """False stops and recall of the default rules on the labelled real runs."""
+    labels = read_stop_labels(json.loads((corpus / "labels.json").read_text()))
+    reports, errors = replay_files([corpus / n for n in labels], RiskConfig(), lambda _m: None)
+    if errors:
+        raise SystemExit("; ".join(e.message for e in errors))
+    by_name = {Path(r.name).relative_to(corpus).as_posix(): r for r in reports}
+    score = stop_scores(labels, {n: r.stopped_at for n, r in by_name.items()})
+    formats: dict[str, dict[str, int]] = {}
+    for report in by_name.values():
+        row = formats.setdefault(report.format, {"runs": 0, "stopped": 0})
+        row["runs"] += 1
+        row["stopped"] += report.stopped_at is not None
+    return {
+        "real_false_stop_rate": round(score.false_stop_rate, 4),
+        "real_recall": round(score.recall, 3),
+        "real_runs": len(labels),
+        "real_stuck": score.stuck,
+        "real_false_stops": score.false_stops,
+        "real_missed": score.missed,
+        "real_formats": formats,
+    }
+
+
+def print_corpora(corpus: dict[str, Any], real: dict[str, Any]) -> None:
+    print(
+        f"synthetic corpus ({corpus['runs']} runs, {corpus['loops']} loops): precision "
+        f"{corpus['precision']:.2f}  recall {corpus['recall']:.2f}"
+    )
+    for rule, score in corpus["per_rule"].items():
+        print(f"  {rule:24s} precision {score['precision']:.2f}  recall {score['recall']:.2f}")
+    print(
+        f"loops stopped at {corpus['steps_to_stop']:.0%} of their steps (median); "
+        f"tokens saved {corpus['tokens_saved_on_loops']:.0%}"
+    )
+    healthy = real["real_runs"] - real["real_stuck"]
+    print(
+        f"real corpus ({real['real_runs']} runs, {real['real_stuck']} stuck): "
+        f"{len(real['real_false_stops'])} of {healthy} healthy runs stopped "
+        f"(false stop rate {real['real_false_stop_rate']:.4f}); recall "
+        f"{real['real_recall']:.2f} (stopped within 2 steps of the labelled step)"
+    )
+    for fmt, row in sorted(real["real_formats"].items()):
+        print(f"  {fmt:24s} {row['runs']:4d} runs, {row['stopped']} stopped")
+
+
+def corpus_only() -> dict[str, Any]:
+    """Both corpora's figures, without the servers (fast: replay only)."""
+    corpus, real = corpus_scores(), real_corpus_scores()
+    print_corpora(corpus, real)
+    result = {k: corpus[k] for k in ("precision", "recall", "tokens_saved_on_loops")}
+    result |= {k: real[k] for k in ("real_false_stop_rate", "real_recall", "real_runs")}
+    print(json.dumps(result, sort_keys=True))
+    return result
+
+
 async def main() -> dict[str, Any]:
     configure_logging("json", "ERROR")
     with tempfile.TemporaryDirectory(prefix="semspec-bench-") as tmp:
@@ -132,6 +201,7 @@ async def main() -> dict[str, Any]:
     ours = statistics.median(rounds)
     pure = rules_rate(step_events(EVENTS, "pure"))
     corpus = corpus_scores()
+    real = real_corpus_scores()
     overhead = measure_publish_overhead()
     result = {
         "publish_overhead_ms": overhead,
@@ -144,24 +214,23 @@ async def main() -> dict[str, Any]:
         "raw_per_s": round(raw, 1),
         "ratio": round(ours / raw, 3),
         "rules_per_s": round(pure, 1),
+        "real_false_stop_rate": real["real_false_stop_rate"],
+        "real_recall": real["real_recall"],
+        "real_runs": real["real_runs"],
+        "real_stuck": real["real_stuck"],
+        "real_formats": real["real_formats"],
     }
     print(f"raw JetStream fetch+ack:        {raw:10.0f} step events/s")
     print(f"risk monitor (step rules + KV): {ours:10.0f} step events/s   ratio {ours / raw:.2f}x")
     print(f"apply_event alone:              {pure:10.0f} step events/s")
-    print(
-        f"corpus ({corpus['runs']} runs, {corpus['loops']} loops): precision "
-        f"{corpus['precision']:.2f}  recall {corpus['recall']:.2f}"
-    )
-    for rule, score in corpus["per_rule"].items():
-        print(f"  {rule:24s} precision {score['precision']:.2f}  recall {score['recall']:.2f}")
-    print(
-        f"loops stopped at {corpus['steps_to_stop']:.0%} of their steps (median); "
-        f"tokens saved {corpus['tokens_saved_on_loops']:.0%}"
-    )
+    print_corpora(corpus, real)
     print(f"per-step publish overhead (median): {overhead:.4f} ms (bench/step_publish.py)")
     print(json.dumps(result, sort_keys=True))
     return result
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if "--corpus-only" in sys.argv[1:]:
+        corpus_only()
+    else:
+        asyncio.run(main())

@@ -93,16 +93,25 @@ def test_backticks_inside_the_command_stay_in_it() -> None:
     assert shell_action(text) == "echo '```' and `date`\nprintf '```python\\n'"
 
 
-def test_a_fence_line_with_a_language_inside_a_block_does_not_close_it() -> None:
+def test_a_line_starting_with_backticks_closes_the_block_as_mini_swe_agent_reads_it() -> None:
     text = "```bash\ncat > notes.md <<'EOF'\n```python\nx = 1\n```\nEOF\n```\n"
     blocks = fenced_blocks(text)
-    assert [b.language for b in blocks] == ["bash", ""]
-    assert blocks[0].body == "cat > notes.md <<'EOF'\n```python\nx = 1"
+    assert [(b.language, b.body) for b in blocks] == [
+        ("bash", "cat > notes.md <<'EOF'"),
+        ("", "EOF"),
+    ]
 
 
-def test_a_longer_fence_needs_a_closing_fence_as_long() -> None:
-    blocks = fenced_blocks("````bash\n```\nls\n````\n")
-    assert [(b.body, b.closed) for b in blocks] == [("```\nls", True)]
+def test_a_fence_after_prose_on_its_line_opens_a_block() -> None:
+    text = "THOUGHT: ```python\nx = 1\n```\nNow:\n```bash\npython x.py\n```\n"
+    assert [b.language for b in fenced_blocks(text)] == ["python", "bash"]
+    assert shell_action(text) == "python x.py"
+
+
+def test_a_fence_indented_in_a_list_closes_at_its_own_indent() -> None:
+    text = "1. The code:\n   ```python\n   x = 1\n   ```\n2. Run it:\n```bash\npython x.py\n```\n"
+    assert [b.language for b in fenced_blocks(text)] == ["python", "bash"]
+    assert shell_action(text) == "python x.py"
 
 
 def test_mini_swe_agents_v2_fence_is_an_action() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -110,7 +111,9 @@ def _hostile(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "nested": (tmp_path / "nested.json", "nested too deeply"),
         "too large": (tmp_path / "huge.jsonl", "larger than 64 MiB"),
         "bad line": (tmp_path / "bad.jsonl", "bad.jsonl:2: step.data.step"),
-        "atif": (tmp_path / "run.atif.json", "Agent Trajectory Interchange Format"),
+        "atif without steps": (tmp_path / "run.atif.json", "steps: expected a non-empty list"),
+        "gzip bomb": (tmp_path / "bomb.json.gz", "MiB unpacked"),
+        "broken gzip": (tmp_path / "broken.json.gz", "not a readable gzip file"),
         "bad tool calls": (tmp_path / "calls.json", "messages[0].tool_calls"),
         "no messages": (tmp_path / "empty.json", "messages: expected a non-empty list"),
         "other json": (tmp_path / "other.json", "not a recording"),
@@ -127,6 +130,8 @@ def _hostile(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     (tmp_path / "bad.jsonl").write_text(good + "\n" + json.dumps(bad) + "\n")
     atif = {"schema_version": "ATIF-v1.7", "session_id": "s", "steps": []}
     (tmp_path / "run.atif.json").write_text(json.dumps(atif))
+    (tmp_path / "bomb.json.gz").write_bytes(gzip.compress(b" " * (65 * 1024 * 1024)))
+    (tmp_path / "broken.json.gz").write_bytes(gzip.compress(b"[]")[:12])
     (tmp_path / "calls.json").write_text(json.dumps([{"role": "assistant", "tool_calls": 3}]))
     (tmp_path / "empty.json").write_text(json.dumps({"messages": []}))
     (tmp_path / "other.json").write_text(json.dumps({"hello": "world"}))

@@ -85,6 +85,24 @@ def test_the_same_call_with_the_same_output_pauses_at_the_fourth_call_and_not_be
     assert step.emissions[0].action == "pause" and step.emissions[0].published
 
 
+def test_a_reply_without_a_tool_call_between_repeats_does_not_reset_their_count() -> None:
+    # mini-swe-agent's format-error turn: the model answered, asked for nothing, got a nudge.
+    turns = Turns()
+    for _ in range(3):
+        assert fired(turns.call("sed -i s/a/a/ f.py", "")) == []
+    assert fired(turns.step("model", action="", output="I am typing the same thing")) == []
+    assert fired(turns.call("sed -i s/a/a/ f.py", "")) == [("repeated_action", "pause")]
+
+
+def test_a_failing_call_repeated_across_replies_without_a_tool_call_still_counts() -> None:
+    turns = Turns()
+    assert fired(turns.call("pytest", "E boom", error=True)) == []
+    turns.step("model", action="", output="found 2 actions")
+    assert fired(turns.call("pytest", "E boom", error=True)) == []
+    turns.step("model", action="", output="found 3 actions")
+    assert fired(turns.call("pytest", "E boom", error=True)) == [("repeated_failure", "pause")]
+
+
 def test_the_same_call_failing_the_same_way_pauses_at_the_third_call_and_not_before() -> None:
     turns = Turns()
     for _ in range(2):

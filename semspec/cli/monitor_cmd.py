@@ -141,14 +141,16 @@ def events(
 def replay(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(
-        ..., help="Recorded runs: semspec step events (JSONL) or chat logs (JSON messages)."
+        ...,
+        help="Recorded runs: semspec step events (JSONL), chat logs (mini-swe-agent too), "
+        "SWE-agent .traj, OpenHands event lists, ATIF trajectories; gzip-compressed too.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Backtest the risk rules on recorded runs (no NATS or Temporal needed).
 
-    Per run: where each rule would have fired, at which level, and the tokens and dollars that
-    stopping at the first pause or halt would have saved."""
+    Per run: the format it was read as, where each rule would have fired, at which level, and
+    the tokens and dollars that stopping at the first pause or halt would have saved."""
     from semspec.processors.risk_monitor.replay.command import registry_pricer, replay_files
 
     cli = cli_context(ctx)
@@ -166,7 +168,7 @@ def replay(
         raise typer.Exit(2)
 
 
-REPLAY_COLUMNS = ["run", "steps", "tokens", "fired", "stop", "tokens saved", "$ saved"]
+REPLAY_COLUMNS = ["run", "format", "steps", "tokens", "fired", "stop", "tokens saved", "$ saved"]
 
 
 def replay_row(report: RunReport) -> tuple[object, ...]:
@@ -176,7 +178,7 @@ def replay_row(report: RunReport) -> tuple[object, ...]:
     saved = f"{report.tokens_saved} ({share:.0%})" if report.stopped_at else "-"
     usd = "?" if report.usd_saved is None else f"{report.usd_saved:.4f}"
     stop = f"step {report.stopped_at}" if report.stopped_at else "-"
-    return (report.name, report.steps, report.tokens, fired, stop, saved, usd)
+    return (report.name, report.format, report.steps, report.tokens, fired, stop, saved, usd)
 
 
 async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> list[TaskState]:

@@ -8,15 +8,16 @@ pattern for "a fence with an optional language" let the python block's closing f
 match).
 
 So fences are read line by line, as a state machine that pairs each opening fence with its own
-closing fence:
+closing fence, with the fence rules mini-swe-agent's ``action_regex`` applies (checked against
+its own decisions on 20,163 recorded replies: tests/data/real_runs/README.md):
 
-- an opening fence is a line starting (after at most three spaces) with three or more
-  backticks or tildes, then an optional info string whose first word is the block's language;
-  a backtick fence's info string holds no backtick, so ```` ``` ```` inside prose on one line
-  (``use ```foo``` here``) opens nothing;
-- inside a block, only a line of the same fence character, at least as long as the opening one
-  and with nothing but spaces after it, closes it; a ```` ```python ```` line inside a bash
-  block is part of its body;
+- an opening fence is three or more backticks followed by an info string (its first word is
+  the block's language) up to the end of the line. It may stand after text on the same line
+  (``THOUGHT: ```python``) when the info string is not empty; an info string holding a
+  backtick is inline code in prose (``use ```bash``` blocks``), not a fence;
+- inside a block, the next line starting with three backticks closes it, whatever follows on
+  that line; nothing else does, so backticks within a command's line stay in the command. A
+  fence indented under a list item is closed by a fence indented as far or less;
 - a block still open at the end of the text is unclosed.
 
 The action of a reply (``shell_action``) follows mini-swe-agent's own rule: the reply must hold
@@ -29,13 +30,14 @@ tool call.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 SHELL_LANGUAGES = frozenset({"bash", "mswea_bash_command"})
 """Info strings whose block mini-swe-agent runs as its one action."""
 
-_OPENING = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_CLOSING = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})[ \t]*$")
+_OPENING = re.compile(r"^(?P<before>.*?)(?P<fence>`{3,})(?P<info>[^`]*)$")
+_CLOSING = re.compile(r"^(?P<indent>[ \t]*)`{3}")
 
 
 @dataclass(frozen=True)
@@ -53,29 +55,45 @@ class FencedBlock:
         return words[0].lower() if words else ""
 
 
+def fence_lines(text: str) -> Iterator[tuple[str, str]]:
+    """Each line of ``text`` with its part: ``prose``, ``open`` (an opening fence), ``body``
+    or ``close`` (a closing fence)."""
+    indent = -1  # the open block's indentation, -1 outside any block
+    for line in text.splitlines():
+        if indent >= 0:
+            closing = _CLOSING.match(line)
+            if closing and len(closing["indent"]) <= indent:
+                indent = -1
+                yield line, "close"
+            else:
+                yield line, "body"
+            continue
+        opening = _OPENING.match(line)
+        before = opening["before"] if opening else ""
+        prose = before.strip()
+        # Backticks ending a line of prose, or after a code span on it, open nothing.
+        if opening is None or (prose and (not opening["info"].strip() or "`" in prose)):
+            yield line, "prose"
+            continue
+        indent = 0 if prose else len(before)  # a fence in a list item closes indented
+        yield line, "open"
+
+
 def fenced_blocks(text: str) -> list[FencedBlock]:
     """Every fenced block of ``text`` in order, each opening fence paired with its own close."""
     blocks: list[FencedBlock] = []
-    fence = ""  # the opening fence of the block we are in, "" outside any block
-    info = ""
+    info: str | None = None  # the open block's info string, None outside any block
     body: list[str] = []
-    for line in text.splitlines():
-        if not fence:
-            opening = _OPENING.match(line)
-            if opening is None:
-                continue
-            candidate, rest = opening["fence"], opening["info"]
-            if candidate[0] == "`" and "`" in rest:
-                continue  # inline code spans on one line (```a``` b), not a fence
-            fence, info, body = candidate, rest.strip(), []
-            continue
-        closing = _CLOSING.match(line)
-        if closing is not None and _closes(fence, closing["fence"]):
+    for line, part in fence_lines(text):
+        if part == "open":
+            match = _OPENING.match(line)
+            info, body = (match["info"].strip() if match else ""), []
+        elif part == "body":
+            body.append(line)
+        elif part == "close" and info is not None:
             blocks.append(FencedBlock(info, "\n".join(body), closed=True))
-            fence = ""
-            continue
-        body.append(line)
-    if fence:
+            info = None
+    if info is not None:
         blocks.append(FencedBlock(info, "\n".join(body), closed=False))
     return blocks
 
@@ -89,7 +107,3 @@ def shell_action(text: str) -> str | None:
         if block.closed and block.info in SHELL_LANGUAGES
     ]
     return commands[0] if len(commands) == 1 else None
-
-
-def _closes(opening: str, candidate: str) -> bool:
-    return candidate[0] == opening[0] and len(candidate) >= len(opening)

@@ -18,14 +18,16 @@ What each rule compares (hashes only; the monitor never sees the text):
 - ``context_window_errors``: ``threshold`` model calls refused for a prompt over the window, in
   any turns of the episode (a new turn often hits the same wall).
 
-The first three look at the turn's tool steps in order. A step the agent marks ``wait``, or of
-a tool in ``risk.steps.wait_tools``, never counts, and it ends every run in progress: a wait tool
-may repeat as long as it likes, and so may a check the agent waits between (a server that is
-not up yet answers the same each time). Such polling is bounded by the turn's step limit and the
-task's dollar budget, not by these rules (ADR 0006). Only steps of one turn (one agent, one
-iteration) make a pattern: a reviewer that reads the same files in every review is not stuck.
-A rule that fires uses its steps up, so it climbs the ladder again only after a whole new run
-of ``threshold``.
+The first three look at the turn's tool steps in order; a model call in between, one asking for
+no tool included (mini-swe-agent's format-error turn), neither counts nor resets them, so a loop
+the agent interrupts with a malformed reply is still one loop (issue 24). A step the agent marks
+``wait``, or of a tool in ``risk.steps.wait_tools``, never counts, and it ends every run in
+progress: a wait tool may repeat as long as it likes, and so may a check the agent waits between
+(a server that is not up yet answers the same each time). Such polling is bounded by the turn's
+step limit and the task's dollar budget, not by these rules (ADR 0006). Only steps of one turn
+(one agent, one iteration) make a pattern: a reviewer that reads the same files in every review
+is not stuck. A rule that fires uses its steps up, so it climbs the ladder again only after a
+whole new run of ``threshold``.
 """
 
 from __future__ import annotations

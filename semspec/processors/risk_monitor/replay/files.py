@@ -1,8 +1,14 @@
 """Reading a recorded file: only a regular file, only up to a bound, then by its format.
 
 A file given to ``semspec monitor replay`` may come from anywhere, so reading it must neither
-hang (a FIFO, a device), nor fill memory (a huge or endless file, JSON nested without end), nor
-end in a traceback: every problem is a ``ReplayFileError`` naming the file.
+hang (a FIFO, a device), nor fill memory (a huge or endless file, a gzip bomb, JSON nested
+without end), nor end in a traceback: every problem is a ``ReplayFileError`` naming the file.
+A file starting with the gzip magic bytes is decompressed first, up to the same bound.
+
+The formats, tried in this order, and the name ``monitor replay`` gives each: semspec's step
+events (``semspec``, JSONL), the agents' recordings of ``agent_formats.FORMATS`` (``atif``,
+``swe-agent``, ``openhands``), then a chat log (``mini-swe-agent`` when its ``info`` names
+mini's version, else ``chat``).
 """
 
 from __future__ import annotations
@@ -10,19 +16,18 @@ from __future__ import annotations
 import json
 import os
 import stat
+import zlib
 from pathlib import Path
 from typing import Any
 
+from semspec.processors.risk_monitor.replay.agent_formats import FORMATS, is_mini_swe_agent
 from semspec.processors.risk_monitor.replay.chat_log import Pricer, chat_run
 from semspec.processors.risk_monitor.replay.runs import RecordedRun, ReplayFileError
 from semspec.processors.risk_monitor.replay.semspec_events import event_runs
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Largest recorded file read."""
-ATIF_NOT_READ = (
-    "an Agent Trajectory Interchange Format file: not read (no kept package for the format "
-    "exists on PyPI; see docs/risk-monitor.md)"
-)
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def read_runs(path: Path, pricer: Pricer) -> list[RecordedRun]:
@@ -35,14 +40,18 @@ def read_runs(path: Path, pricer: Pricer) -> list[RecordedRun]:
         return event_runs(name, text)  # several JSON values: one event per line
     except RecursionError:
         raise ReplayFileError(name, "JSON nested too deeply") from None
-    if isinstance(document, dict) and str(document.get("schema_version", "")).startswith("ATIF"):
-        raise ReplayFileError(name, ATIF_NOT_READ)
-    if isinstance(document, list) or (isinstance(document, dict) and "messages" in document):
-        return [chat_run(name, document, pricer)]
     if isinstance(document, dict) and "kind" in document:
         return event_runs(name, text)  # a JSONL file of a single event
+    for fmt in FORMATS:
+        if fmt.detect(document):
+            return [chat_run(name, fmt.convert(name, document), pricer, fmt.name)]
+    if isinstance(document, list) or (isinstance(document, dict) and "messages" in document):
+        chat = "mini-swe-agent" if is_mini_swe_agent(document) else "chat"
+        return [chat_run(name, document, pricer, chat)]
     raise ReplayFileError(
-        name, "not a recording: expected step events (JSONL) or chat messages (JSON)"
+        name,
+        "not a recording: expected step events (JSONL), chat messages, a SWE-agent .traj, "
+        "an OpenHands event list or an ATIF trajectory (JSON)",
     )
 
 
@@ -62,7 +71,23 @@ def _read_text(path: Path, name: str) -> str:
         raise ReplayFileError(name, exc.strerror or "cannot be read") from None
     if len(data) > MAX_FILE_BYTES:
         raise ReplayFileError(name, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    if data.startswith(_GZIP_MAGIC):
+        data = _gunzip(data, name)
     try:
         return data.decode("utf-8-sig")  # a byte order mark some editors write is not JSON
     except UnicodeDecodeError as exc:
         raise ReplayFileError(name, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _gunzip(data: bytes, name: str) -> bytes:
+    """``data`` decompressed, refused past ``MAX_FILE_BYTES`` (a small bomb stays small)."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, MAX_FILE_BYTES + 1)
+    except zlib.error as exc:
+        raise ReplayFileError(name, f"not a readable gzip file ({exc})") from None
+    if len(out) > MAX_FILE_BYTES or inflater.unconsumed_tail:
+        raise ReplayFileError(name, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB unpacked")
+    if not inflater.eof:
+        raise ReplayFileError(name, "not a readable gzip file (it ends early)")
+    return out

@@ -20,7 +20,8 @@ class ReplayFileError(InputError):
         where = f"{path}:{line}" if line is not None else path
         super().__init__(
             f"{where}: {problem}",
-            hint="replay reads semspec step events (JSONL) or a chat log (JSON messages)",
+            hint="replay reads semspec step events (JSONL), a chat log, a SWE-agent .traj, "
+            "an OpenHands event list or an ATIF trajectory (JSON, or gzip of one)",
         )
 
 
@@ -31,7 +32,8 @@ class RecordedRun:
     name: str
     """The file, with ``#<task id>`` when the file holds several tasks."""
     format: str
-    """``semspec`` (step events) or ``chat`` (a chat message log)."""
+    """The format the file was read as: ``semspec`` (step events), ``chat``,
+    ``mini-swe-agent``, ``swe-agent``, ``openhands`` or ``atif``."""
     events: list[MonitorEvent] = field(default_factory=list)
     dollars_from: str | None = None
     """``steps`` (recorded per step), ``registry`` (the model's price), ``run total`` (a
