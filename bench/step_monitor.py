@@ -25,7 +25,9 @@ in the same run:
 The last line printed is one JSON object with ``publish_overhead_ms``, ``precision``,
 ``recall``, ``tokens_saved_on_loops``, ``real_false_stop_rate``, ``real_recall`` and the
 numbers above. ``python bench/step_monitor.py --corpus-only`` replays both corpora and prints
-their figures without starting a server (what ``tests/test_real_runs.py`` checks).
+their figures without starting a server (what ``tests/test_real_runs.py`` checks);
+``--real-corpus DIR`` scores another folder of labelled recordings in place of the real corpus
+(a ``labels.json`` of ``{FILE: {label: healthy|stuck, step, reason}}`` beside the files).
 """
 
 from __future__ import annotations
@@ -177,9 +179,9 @@ def print_corpora(corpus: dict[str, Any], real: dict[str, Any]) -> None:
         print(f"  {fmt:24s} {row['runs']:4d} runs, {row['stopped']} stopped")
 
 
-def corpus_only() -> dict[str, Any]:
+def corpus_only(real_corpus: Path = REAL_CORPUS) -> dict[str, Any]:
     """Both corpora's figures, without the servers (fast: replay only)."""
-    corpus, real = corpus_scores(), real_corpus_scores()
+    corpus, real = corpus_scores(), real_corpus_scores(real_corpus)
     print_corpora(corpus, real)
     result = {k: corpus[k] for k in ("precision", "recall", "tokens_saved_on_loops")}
     result |= {k: real[k] for k in ("real_false_stop_rate", "real_recall", "real_runs")}
@@ -231,6 +233,8 @@ async def main() -> dict[str, Any]:
 
 if __name__ == "__main__":
     if "--corpus-only" in sys.argv[1:]:
-        corpus_only()
+        args = sys.argv[1:]
+        given = args.index("--real-corpus") + 1 if "--real-corpus" in args else 0
+        corpus_only(Path(args[given]) if 0 < given < len(args) else REAL_CORPUS)
     else:
         asyncio.run(main())
