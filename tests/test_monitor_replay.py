@@ -112,6 +112,9 @@ def _hostile(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "too large": (tmp_path / "huge.jsonl", "larger than 64 MiB"),
         "bad line": (tmp_path / "bad.jsonl", "bad.jsonl:2: step.data.step"),
         "atif without steps": (tmp_path / "run.atif.json", "steps: expected a non-empty list"),
+        "atif bad step": (tmp_path / "step.atif.json", "steps[1]: expected an object with source"),
+        "swe-agent bad entry": (tmp_path / "bad.traj", "trajectory[1]: expected an object"),
+        "openhands bad event": (tmp_path / "events.json", "events[2]: expected an object"),
         "gzip bomb": (tmp_path / "bomb.json.gz", "MiB unpacked"),
         "broken gzip": (tmp_path / "broken.json.gz", "not a readable gzip file"),
         "bad tool calls": (tmp_path / "calls.json", "messages[0].tool_calls"),
@@ -130,6 +133,18 @@ def _hostile(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     (tmp_path / "bad.jsonl").write_text(good + "\n" + json.dumps(bad) + "\n")
     atif = {"schema_version": "ATIF-v1.7", "session_id": "s", "steps": []}
     (tmp_path / "run.atif.json").write_text(json.dumps(atif))
+    steps = [{"step_id": 1, "source": "user", "message": "hi"}, {"source": "robot"}]
+    (tmp_path / "step.atif.json").write_text(
+        json.dumps({"schema_version": "ATIF-v1.5", "steps": steps})
+    )
+    entries = [{"action": "ls", "observation": "a.py"}, "ls"]
+    (tmp_path / "bad.traj").write_text(json.dumps({"trajectory": entries}))
+    events = [
+        {"id": 1, "source": "agent", "action": "run"},
+        {"id": 2, "source": "agent", "observation": "run", "cause": 1},
+        7,
+    ]
+    (tmp_path / "events.json").write_text(json.dumps(events))
     (tmp_path / "bomb.json.gz").write_bytes(gzip.compress(b" " * (65 * 1024 * 1024)))
     (tmp_path / "broken.json.gz").write_bytes(gzip.compress(b"[]")[:12])
     (tmp_path / "calls.json").write_text(json.dumps([{"role": "assistant", "tool_calls": 3}]))
