@@ -34,8 +34,10 @@ from nats.aio.msg import Msg
 from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
+from semspec.core.run_folder import ServiceRecord, save_records
 from semspec.processors.risk_monitor.lease import active_holder
 from semspec.processors.risk_monitor.streams import CONSUMER, ensure_consumer
+from semspec.services.presence import read_presence, ready_file
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS, monitor_subject
 from tests.support.monitor_events import loop_event, one_monitor
@@ -315,3 +317,58 @@ async def test_status_says_in_red_that_events_are_not_being_consumed_and_exits_1
     nats_row = next(row for row in json.loads(found.stdout) if row["name"] == "nats")
     consumer = nats_row["jetstream"]["monitor_consumer"]
     assert consumer["stalled"] and consumer["waiting"] == 2 and consumer["last_ack_s"] is None
+
+
+def nats_record(server: NatsServer) -> dict[str, ServiceRecord]:
+    """The run folder's record of an embedded NATS, as ``semspec up`` writes it."""
+    assert server.proc is not None
+    return {"nats": ServiceRecord("nats", server.proc.pid, [], server.url)}
+
+
+async def test_a_monitor_started_by_hand_follows_nats_when_up_moves_it(
+    temporal_client: Client, tmp_path: Path
+) -> None:
+    """Issue 26: ``up`` moved NATS and a monitor started by hand stayed on the dead port. It
+    re-reads the run folder, and serves (and announces) the new address."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"README.md": "# sample\n"})
+    run_dir = repo / ".semspec" / "run"
+    old, new = NatsServer(tmp_path / "nats-old").start(), NatsServer(tmp_path / "nats-new")
+    save_records(run_dir, nats_record(old))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMSPEC_")}
+    env |= ENV | {"SEMSPEC_LOG_FORMAT": "json"}
+    env["SEMSPEC_SERVICES__TEMPORAL__ADDRESS"] = temporal_client.service_client.config.target_host
+    argv = [sys.executable, "-m", "semspec", "monitor", "--repo", str(repo)]
+    with (repo / "monitor.log").open("ab") as log:
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        await wait_ready(repo, proc)
+        new.start()
+        save_records(run_dir, nats_record(new))
+        old.stop()
+        nc = await nats.connect(new.url)
+        heard = Heard()
+        try:
+            await nc.subscribe(SIGNAL_SUBJECTS, cb=heard.on_msg)
+            deadline = time.monotonic() + 60
+            while (holder := await active_holder(nc.jetstream())) is None:
+                assert proc.poll() is None, (repo / "monitor.log").read_text()
+                assert time.monotonic() < deadline, "the monitor did not follow NATS"
+                await asyncio.sleep(0.2)
+            assert holder.identity.startswith(f"{proc.pid}@")
+            events = conflict("moved")
+            expected, _ = one_monitor(events, RISK)
+            await publish(nc, events)
+            while not all(heard.ids[i] for i in expected):
+                assert time.monotonic() < deadline, "no halt from the monitor that followed"
+                await asyncio.sleep(0.05)
+        finally:
+            await nc.close()
+        presence = read_presence(ready_file(run_dir, "monitor", proc.pid))
+        assert presence is not None and presence.endpoints["nats"] == new.url
+        assert "the stack's services moved: following them" in (repo / "monitor.log").read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        old.stop()
+        new.stop()

@@ -17,7 +17,7 @@ from nats.aio.client import Client as NATSClient
 
 from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig
-from semspec.core.errors import ServiceError
+from semspec.core.errors import SemspecError, ServiceError
 from semspec.core.logging import get_logger
 from semspec.core.nats_connect import connect_nats
 from semspec.core.owner_key import load_owner_key
@@ -26,9 +26,11 @@ from semspec.processors.risk_monitor.metrics import MonitorMeter
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.processors.workflow_liveness import TemporalLiveness
-from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
+from semspec.services.connect import Endpoints, nats_options, resolve_endpoints, temporal_client
 from semspec.services.presence import Presence, announce, default_identity, withdraw
 
+MOVED_CHECK_S = 2.0
+"""How often a monitor on the stack's own services re-reads the run folder for their addresses."""
 JETSTREAM_WAIT_S = 60.0
 """How long a starting monitor waits for JetStream to answer: a cluster that just lost a node
 elects new stream leaders within seconds, and meanwhile its API times out or says unavailable."""
@@ -41,10 +43,41 @@ def log() -> Any:
 
 
 async def serve(config: SemspecConfig, repo: Path) -> None:
-    """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished."""
-    endpoints = resolve_endpoints(config, repo)
+    """Run the monitor for ``repo`` until SIGTERM or SIGINT; the batch in hand is finished.
+
+    A monitor on the stack's own services (no external address configured) follows them when
+    ``semspec up`` starts them elsewhere: it re-reads the run folder every ``MOVED_CHECK_S``
+    and, when an address changed, stops as on SIGTERM and serves again at the new one, so a
+    monitor started by hand never stays on a dead port (issue 26)."""
     metrics = telemetry.setup(config, "monitor")
     meter = MonitorMeter(metrics.monitor_metrics())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        while not stop.is_set():
+            endpoints = resolve_endpoints(config, repo)
+            moved = await _serve_at(config, repo, endpoints, meter, metrics.enabled, stop)
+            if not moved:
+                return
+            log().warning("the stack's services moved: following them", **moved)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        await asyncio.to_thread(metrics.shutdown)  # a last export of the metrics
+
+
+async def _serve_at(
+    config: SemspecConfig,
+    repo: Path,
+    endpoints: Endpoints,
+    meter: MonitorMeter,
+    with_lag: bool,
+    stop: asyncio.Event,
+) -> dict[str, str]:
+    """Serve at ``endpoints`` until ``stop`` is set (returns no changes) or the run folder
+    names other addresses (returns ``{service: "old -> new"}``)."""
     nc = await connect_nats(
         endpoints.nats_url,
         nats_options(config, repo),
@@ -69,34 +102,68 @@ async def serve(config: SemspecConfig, repo: Path) -> None:
         replicas=config.services.nats.replicas,
         meter=meter,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
     run_dir = run_dir_of(config, repo)
     presence: Presence | None = None
-    lag: asyncio.Task[None] | None = None
+    ending = asyncio.Event()
+    moved: dict[str, str] = {}
+    helpers = [asyncio.create_task(_relay(stop, ending))]
     try:
-        await _start(monitor, stop)
-        if metrics.enabled:
-            lag = asyncio.create_task(
-                _watch_lag(nc, meter, config.telemetry.metrics_interval_s, stop)
+        await _start(monitor, ending)
+        if with_lag:
+            helpers.append(
+                asyncio.create_task(
+                    _watch_lag(nc, meter, config.telemetry.metrics_interval_s, ending)
+                )
             )
+        # External addresses come from the config and never move; the stack's own may.
+        used = endpoints.addresses()
+        helpers.append(asyncio.create_task(_watch_moves(config, repo, used, moved, ending)))
         presence = await asyncio.to_thread(
             announce, run_dir, "monitor", identity, "", endpoints.addresses()
         )
         log().info("consuming", nats=endpoints.nats_url, temporal=endpoints.temporal_address)
-        await monitor.run(stop)
+        await monitor.run(ending)
         log().info("stopped", **vars(monitor.stats))
     finally:
-        if lag is not None:
-            lag.cancel()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
+        for helper in helpers:
+            helper.cancel()
         if presence is not None:
             withdraw(run_dir, presence)
-        await nc.drain()
-        await asyncio.to_thread(metrics.shutdown)  # a last export of the metrics
+        if moved:
+            with contextlib.suppress(OSError):  # the old server is gone: nothing to drain into
+                await nc.close()
+        else:
+            await nc.drain()
+    return moved
+
+
+async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+async def _watch_moves(
+    config: SemspecConfig,
+    repo: Path,
+    used: dict[str, str],
+    moved: dict[str, str],
+    ending: asyncio.Event,
+) -> None:
+    """Every ``MOVED_CHECK_S``, compare the addresses the run folder records with ``used``;
+    on a change, record it in ``moved`` and set ``ending``. A run folder without records
+    (``semspec down``) is no move: the monitor keeps trying the old address."""
+    while not ending.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ending.wait(), MOVED_CHECK_S)
+            return
+        try:
+            now = (await asyncio.to_thread(resolve_endpoints, config, repo)).addresses()
+        except SemspecError:
+            continue
+        changed = {k: f"{v} -> {now[k]}" for k, v in used.items() if now.get(k, v) != v}
+        if changed:
+            moved.update(changed)
+            ending.set()
 
 
 async def _watch_lag(

@@ -140,14 +140,14 @@ class Lease:
         """Take the lease from ``stalled`` if it still holds it (the watchdog found that events
         are not being consumed); true when this monitor holds it now.
 
-        The write names the revision read, so it fails if the holder renewed meanwhile with a
-        different value, and only one standby wins. The old holder may trust its lease until
-        its last renewal (sent before that revision was read) plus the validity, so
+        The write names the revision read, so it fails if the holder renewed meanwhile, and
+        only one standby wins. The old holder trusts its lease at most until it sent that
+        revision (before the answer to this read came back) plus the validity, so
         ``quiet_until`` keeps this monitor from writing before then."""
         async with self._lock:
-            read_at = time.monotonic()
             try:
                 entry = await self._kv.get(LEASE_KEY)
+                read_at = time.monotonic()
                 if entry.value is None or not entry.revision:
                     return False
                 if LeaseHolder.from_json(entry.value).token != stalled.token:
@@ -185,9 +185,9 @@ class Lease:
         return LeaseHolder(self.holder.identity, self.holder.token, since).to_json()
 
     async def _create(self, value: bytes) -> tuple[int, bool]:
-        """``kv.create``, also saying whether the key was given up (a delete marker, or this
-        monitor's own value that a failed delete left behind) rather than absent (expired, or
-        never written)."""
+        """``kv.create``, also saying whether the key was given up (a delete marker) rather
+        than absent (expired, never written, or this monitor's own value that a failed delete
+        left behind)."""
         try:
             return await self._kv.update(LEASE_KEY, value, last=0), False
         except KeyWrongLastSequenceError:
@@ -200,8 +200,9 @@ class Lease:
             if entry.value is None or not entry.revision or not self._is_mine(entry.value):
                 raise  # held by another monitor
             # This monitor stepped down but the delete did not reach the server: the key is
-            # still its own (nobody else wrote since), and it handed back what it had pulled.
-            return await self._kv.update(LEASE_KEY, value, last=entry.revision), True
+            # still its own (nobody else wrote since). Its hand-back may not have reached the
+            # server either, so it is treated as a lease that ran out.
+            return await self._kv.update(LEASE_KEY, value, last=entry.revision), False
 
     def _is_mine(self, raw: bytes) -> bool:
         try:
