@@ -100,3 +100,44 @@ def test_replay_names_the_format_of_each_file_in_its_table_and_json(git_repo: Pa
     assert table.exit_code == 0, table.output
     rows = [line for line in table.stdout.splitlines() if "pydicom-1458.traj" in line]
     assert len(rows) == 1 and "swe-agent" in rows[0]
+
+
+def test_openhands_parallel_calls_of_one_response_are_one_model_call(tmp_path: Path) -> None:
+    def action(n: int, tool: str, response: str, **args: str) -> dict[str, Any]:
+        meta = {"function_name": tool, "model_response": {"id": response}}
+        return {
+            "id": n,
+            "source": "agent",
+            "action": "run",
+            "args": args,
+            "tool_call_metadata": meta,
+        }
+
+    def observation(n: int, cause: int, code: int) -> dict[str, Any]:
+        return {
+            "id": n,
+            "source": "agent",
+            "observation": "run",
+            "cause": cause,
+            "content": "out",
+            "extras": {"exit_code": code},
+        }
+
+    events = [
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "go"}},
+        action(1, "execute_bash", "r1", command="ls"),
+        observation(2, 1, 0),
+        action(3, "str_replace_editor", "r1", path="a.py"),
+        observation(4, 3, 0),
+        action(5, "execute_bash", "r2", command="false"),
+        observation(6, 5, 1),
+    ]
+    (tmp_path / "events.json").write_text(json.dumps(events))
+    (run,) = read_runs(tmp_path / "events.json", lambda _model: None)
+    assert [(e.data.kind, e.data.tool, e.data.error) for e in run.events] == [
+        ("model", None, False),
+        ("tool", "execute_bash", False),
+        ("tool", "str_replace_editor", False),
+        ("model", None, False),
+        ("tool", "execute_bash", True),
+    ]

@@ -493,8 +493,9 @@ class NatsConfig(_Section):
     port: int = Field(default=4222, ge=0, le=65535)
     """Preferred port of the embedded server (a free one is chosen if taken; 0 = any free port)."""
     monitor_port: int | None = Field(default=None, ge=0, le=65535)
-    """Preferred HTTP monitoring port of the embedded server (its health check); unset = 8222,
-    or any free port when ``port`` is 0 so that stacks started side by side never collide."""
+    """HTTP monitoring port of the embedded server (0 = any free port). Unset (the default):
+    no monitoring, since it shows clients, streams and subjects to any local user
+    (docs/security.md)."""
     token: SecretStr | None = None
     """Auth token for an external server."""
     user: str | None = None
@@ -554,9 +555,12 @@ class TemporalConfig(_Section):
     address: str | None = None
     """External Temporal frontend ``host:port``; unset means the embedded dev server."""
     port: int = Field(default=7233, ge=0, le=65535)
+    ui: bool = False
+    """Run the embedded dev server's Web UI. Off by default: it has no auth and shows every
+    history to any local user (docs/security.md)."""
     """Preferred port of the embedded dev server (a free one is chosen if taken; 0 = any)."""
     ui_port: int = Field(default=8233, ge=0, le=65535)
-    """Preferred port of the embedded Web UI (0 = any free port)."""
+    """Preferred port of the embedded Web UI when ``ui`` is on (0 = any free port)."""
     namespace: str = "default"
     """Temporal namespace."""
     task_queue: str = "semspec"

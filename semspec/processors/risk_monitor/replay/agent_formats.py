@@ -151,6 +151,7 @@ def openhands_chat(name: str, document: Any) -> dict[str, Any]:
     events = _openhands_events(document) or []
     messages: list[dict[str, Any]] = []
     last_response: object = None
+    last_call: dict[str, Any] = {}  # the assistant message of the latest model response
     for index, event in enumerate(events):
         if not isinstance(event, dict):
             raise ReplayFileError(name, f"events[{index}]: expected an object")
@@ -168,7 +169,7 @@ def openhands_chat(name: str, document: Any) -> dict[str, Any]:
             if action == "message":
                 content = _string(args.get("content"))
                 messages.append({"role": "assistant", "content": content, "tool_calls": []})
-                last_response = None
+                last_response, last_call = None, {}
                 continue
             raw_metadata = event.get("tool_call_metadata")
             metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
@@ -176,11 +177,11 @@ def openhands_chat(name: str, document: Any) -> dict[str, Any]:
             arguments = {k: v for k, v in args.items() if k not in _OPENHANDS_NOISE}
             call = {"id": str(event.get("id")), "function": {"name": tool, "arguments": arguments}}
             response = _path(metadata, "model_response", "id")
-            joined = response is not None and response == last_response and messages
-            if joined and messages[-1]["role"] == "assistant" and "tool_calls" in messages[-1]:
-                messages[-1]["tool_calls"].append(call)
+            if response is not None and response == last_response and last_call:
+                last_call["tool_calls"].append(call)  # a parallel call of the same response
             else:
-                messages.append({"role": "assistant", "content": text, "tool_calls": [call]})
+                last_call = {"role": "assistant", "content": text, "tool_calls": [call]}
+                messages.append(last_call)
             last_response = response
         elif isinstance(event.get("observation"), str) and "cause" in event:
             kind = event["observation"]
