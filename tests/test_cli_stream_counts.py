@@ -1,10 +1,15 @@
-"""Claude Code prints a failed API call as a synthetic assistant message: an error step."""
+"""Counting and errors in the streams of Claude Code and Codex CLI, as their pinned versions
+print them."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from semspec.agents.cli_streams import ClaudeStream, ModelStep
+from semspec.agents.cli_streams import CODEX_OVERHEAD_TOKENS, ClaudeStream, CodexStream, ModelStep
+from semspec.agents.command_developer import CommandDeveloper
+from tests.test_agent_steps import Recorder
+from tests.test_developer_agent_factory import request_for, script_command
 
 API_ERROR = {
     "type": "assistant",
@@ -30,3 +35,63 @@ def test_claudes_synthetic_api_error_message_is_an_error_step() -> None:
         "API Error: Connection error.",
         None,
     ]
+
+
+def claude_line(ident: str, output_tokens: int) -> str:
+    usage = {"input_tokens": 100, "output_tokens": output_tokens}
+    return json.dumps({"type": "assistant", "message": {"id": ident, "usage": usage}})
+
+
+def test_claudes_result_totals_add_what_its_message_lines_left_out() -> None:
+    # As Claude Code 2.1.197 prints it: each message line has one output token (its start),
+    # and modelUsage holds the final counts, the session-title side request included.
+    stream = ClaudeStream()
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "result": "Added sub.",
+        "usage": {"input_tokens": 200, "output_tokens": 40},
+        "modelUsage": {"claude-x": {"inputTokens": 230, "outputTokens": 47}},
+    }
+    lines = [claude_line("m1", 1), claude_line("m2", 1), json.dumps(result)]
+    steps = [step for line in lines for step in stream.feed(line)] + stream.finish()
+
+    usage = [s.reply.usage for s in steps if isinstance(s, ModelStep)]
+    assert sum(u.prompt_tokens for u in usage) == 230
+    assert sum(u.completion_tokens for u in usage) == 47
+
+
+def test_a_codex_run_stopped_before_its_turn_completed_gets_an_estimate() -> None:
+    stream = CodexStream(prompt_chars=4_000)
+    item = {"id": "i1", "type": "command_execution", "command": "ls", "exit_code": 0}
+    for _ in range(3):
+        stream.feed(json.dumps({"type": "item.completed", "item": item}))
+
+    [estimate] = stream.finish()
+
+    assert isinstance(estimate, ModelStep) and estimate.estimated
+    assert estimate.reply.usage.prompt_tokens >= 3 * (CODEX_OVERHEAD_TOKENS + 1_000)
+    assert estimate.reply.usage.completion_tokens >= 3
+
+
+def test_a_completed_codex_turn_is_counted_as_reported_not_estimated() -> None:
+    stream = CodexStream(prompt_chars=4_000)
+    item = {"id": "i1", "type": "command_execution", "command": "ls", "exit_code": 0}
+    stream.feed(json.dumps({"type": "item.completed", "item": item}))
+    usage = {"input_tokens": 9_000, "output_tokens": 30}
+    [turn] = stream.feed(json.dumps({"type": "turn.completed", "usage": usage}))
+
+    assert isinstance(turn, ModelStep) and turn.reply.usage.prompt_tokens == 9_000
+    assert stream.finish() == []
+
+
+async def test_a_timed_out_run_without_a_stream_still_records_its_step(git_repo: Path) -> None:
+    hang = "import time; time.sleep(60)"
+    agent = CommandDeveloper(script_command(git_repo, hang), timeout_s=0.5)
+    recorder = Recorder()
+
+    result = await agent.develop(request_for(git_repo), recorder)
+
+    assert result.reason == "timeout"
+    assert [(s.kind, s.error) for s in recorder.steps] == [("tool", True)]
+    assert result.usage.steps == 1

@@ -35,6 +35,8 @@ class ModelStep:
     model: str | None = None
     error: str | None = None
     """The CLI's error message when the model call failed."""
+    estimated: bool = False
+    """Its tokens are an estimate (the CLI was stopped before it reported them)."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,9 @@ def stream_kind(argv: Sequence[str]) -> StreamKind | None:
     return None
 
 
-def parser_for(kind: StreamKind) -> StreamParser:
-    """A fresh parser for one run."""
-    return ClaudeStream() if kind == "claude" else CodexStream()
+def parser_for(kind: StreamKind, prompt_chars: int = 0) -> StreamParser:
+    """A fresh parser for one run (``prompt_chars``: the prompt's size, for estimates)."""
+    return ClaudeStream() if kind == "claude" else CodexStream(prompt_chars=prompt_chars)
 
 
 def _json_object(line: str) -> dict[str, Any] | None:
@@ -93,6 +95,30 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _anthropic_usage(usage: dict[str, Any]) -> Usage:
+    """Anthropic's usage fields as a ``Usage``: cache reads and writes are counted apart from
+    ``input_tokens`` there, and summed into ``prompt_tokens`` here."""
+    read, written = (
+        _int(usage.get("cache_read_input_tokens")),
+        _int(usage.get("cache_creation_input_tokens")),
+    )
+    return Usage(
+        prompt_tokens=_int(usage.get("input_tokens")) + read + written,
+        completion_tokens=_int(usage.get("output_tokens")),
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def _plus(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        a.prompt_tokens + b.prompt_tokens,
+        a.completion_tokens + b.completion_tokens,
+        a.cached_tokens + b.cached_tokens,
+        a.cache_write_tokens + b.cache_write_tokens,
+    )
 
 
 def _text(content: Any) -> str:
@@ -118,6 +144,8 @@ class ClaudeStream:
     _blocks: list[dict[str, Any]] = field(default_factory=list)
     _calls: dict[str, ToolCall] = field(default_factory=dict)
     _held_failed: bool = False
+    _counted: Usage = field(default_factory=Usage)
+    """Tokens the message steps reported so far."""
 
     def feed(self, line: str) -> list[StreamStep]:
         event = _json_object(line)
@@ -141,6 +169,7 @@ class ClaudeStream:
         elif kind == "result":
             result = event.get("result")
             self.summary = result if isinstance(result, str) else self.summary
+            steps += self._uncounted(event)
             self.failed = bool(event.get("is_error")) or event.get("subtype") not in (
                 None,
                 "success",
@@ -162,26 +191,55 @@ class ClaudeStream:
         )
         for call in calls:
             self._calls[call.id] = call
-        usage = _dict(message.get("usage"))
-        read, written = (
-            _int(usage.get("cache_read_input_tokens")),
-            _int(usage.get("cache_creation_input_tokens")),
-        )
         reply = AssistantReply(
             text="".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"),
             tool_calls=calls,
-            usage=Usage(
-                # Anthropic counts cache reads and writes apart from input; Usage sums them.
-                prompt_tokens=_int(usage.get("input_tokens")) + read + written,
-                completion_tokens=_int(usage.get("output_tokens")),
-                cached_tokens=read,
-                cache_write_tokens=written,
-            ),
+            usage=_anthropic_usage(_dict(message.get("usage"))),
         )
+        self._counted = _plus(self._counted, reply.usage)
         model = message.get("model")
         if failed:
             return [ModelStep(reply, None, error=reply.text or "API error")]
         return [ModelStep(reply, model if isinstance(model, str) else None)]
+
+    def _uncounted(self, result: dict[str, Any]) -> list[StreamStep]:
+        """A model step for the tokens the run's totals hold beyond its message lines.
+
+        Each ``assistant`` line carries the usage of its message's start (one output token so
+        far), and the CLI's side requests (a session title, a quota check) print no line at
+        all; the closing ``result`` holds the run's totals per model (``modelUsage``, with the
+        side requests) or its main model's (``usage``).
+        """
+        total = Usage()
+        per_model = _dict(result.get("modelUsage"))
+        for counts in per_model.values():
+            counts = _dict(counts)
+            read, written = (
+                _int(counts.get("cacheReadInputTokens")),
+                _int(counts.get("cacheCreationInputTokens")),
+            )
+            total = _plus(
+                total,
+                Usage(
+                    prompt_tokens=_int(counts.get("inputTokens")) + read + written,
+                    completion_tokens=_int(counts.get("outputTokens")),
+                    cached_tokens=read,
+                    cache_write_tokens=written,
+                ),
+            )
+        if not per_model:
+            total = _anthropic_usage(_dict(result.get("usage")))
+        counted = self._counted
+        missing = Usage(
+            prompt_tokens=max(0, total.prompt_tokens - counted.prompt_tokens),
+            completion_tokens=max(0, total.completion_tokens - counted.completion_tokens),
+            cached_tokens=max(0, total.cached_tokens - counted.cached_tokens),
+            cache_write_tokens=max(0, total.cache_write_tokens - counted.cache_write_tokens),
+        )
+        if missing.total == 0:
+            return []
+        self._counted = _plus(counted, missing)
+        return [ModelStep(AssistantReply(usage=missing))]
 
     def _results(self, message: dict[str, Any]) -> list[StreamStep]:
         steps: list[StreamStep] = []
@@ -196,12 +254,28 @@ class ClaudeStream:
         return steps
 
 
+CODEX_OVERHEAD_TOKENS = 8_000
+"""Tokens of Codex's own instructions and tool schemas in every request (0.171.0 sends about
+this many), for the estimate of a run stopped before its counts."""
+CHARS_PER_TOKEN = 4
+
+
 @dataclass
 class CodexStream:
-    """``codex exec --json`` (thread, turn and item events)."""
+    """``codex exec --json`` (thread, turn and item events).
+
+    Codex reports tokens only when the turn completes. A run stopped before that (a halt, a
+    dollar budget, ``timeout_s``) would cost nothing on record, so ``finish`` estimates it: one
+    model call per completed item, each resending the prompt and what the run printed so far.
+    """
 
     summary: str | None = None
     failed: bool = False
+    prompt_chars: int = 0
+    _turn_counted: bool = False
+    _calls: int = 0
+    _context_chars: int = 0
+    _estimate: Usage = field(default_factory=Usage)
 
     def feed(self, line: str) -> list[StreamStep]:
         event = _json_object(line)
@@ -209,8 +283,13 @@ class CodexStream:
             return []
         kind = event.get("type")
         if kind == "item.completed":
-            return self._item(_dict(event.get("item")))
+            item = _dict(event.get("item"))
+            self._estimate_call(item)
+            return self._item(item)
+        if kind == "turn.started":
+            self._turn_counted = False
         if kind == "turn.completed":
+            self._turn_counted, self._estimate, self._calls = True, Usage(), 0
             usage = _dict(event.get("usage"))
             reply = AssistantReply(
                 text=self.summary or "",
@@ -228,7 +307,28 @@ class CodexStream:
         return []
 
     def finish(self) -> list[StreamStep]:
-        return []
+        """The estimate of the calls since the last count, when the turn never completed."""
+        if self._calls == 0 or self._turn_counted:
+            return []
+        usage, self._estimate, self._calls = self._estimate, Usage(), 0
+        return [ModelStep(AssistantReply(text=self.summary or "", usage=usage), estimated=True)]
+
+    def _estimate_call(self, item: dict[str, Any]) -> None:
+        """Add one model call that produced ``item`` to the running estimate."""
+        kind = str(item.get("type") or item.get("item_type") or "")
+        if kind not in CODEX_TOOL_ITEMS and kind not in ("agent_message", "reasoning"):
+            return
+        written = len(json.dumps(item, default=str))
+        sent = self.prompt_chars + self._context_chars
+        self._calls += 1
+        self._context_chars += written
+        self._estimate = _plus(
+            self._estimate,
+            Usage(
+                prompt_tokens=CODEX_OVERHEAD_TOKENS + sent // CHARS_PER_TOKEN,
+                completion_tokens=max(1, written // CHARS_PER_TOKEN),
+            ),
+        )
 
     def _item(self, item: dict[str, Any]) -> list[StreamStep]:
         # Codex spelled the item's type ``item_type`` in its first JSON stream.

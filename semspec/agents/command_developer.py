@@ -160,7 +160,7 @@ class CommandDeveloper:
                 why = f"not started: {program} reports no tokens (see docs/providers.md)"
                 result = replace(result, summary=f"{why}; {result.summary}")
             return result
-        stream = _Stream(parser_for(kind), meter) if kind is not None else None
+        stream = _Stream(parser_for(kind, len(prompt)), meter) if kind is not None else None
         env = environment.child_env()
         # Under bubblewrap a missing program is only bwrap's exit 1, so look it up first; a
         # path with a slash is relative to the worktree, where the command runs.
@@ -194,11 +194,13 @@ class CommandDeveloper:
             _kill_group(process.pid)
             await _reap(process)
             await _stop(readers)
+            self._record_killed(stream, meter, program, "stopped")
             raise
         except TimeoutError:
             _kill_group(process.pid)
             await _reap(process)
             await _stop(readers)
+            self._record_killed(stream, meter, program, "timed out")
             return DeveloperResult(
                 outcome="failed",
                 summary=f"{program} did not finish within {self.timeout_s:g} s",
@@ -233,6 +235,19 @@ class CommandDeveloper:
             usage=meter.usage(),
         )
 
+    def _record_killed(
+        self, stream: _Stream | None, meter: TurnMeter, program: str, how: str
+    ) -> None:
+        """What a run killed before its end still spent: the steps its stream held back (and
+        an estimate of tokens it never reported), or, without a stream, the run as one
+        failed step."""
+        if stream is not None:
+            stream.finish()
+            return
+        run = ToolCall("run", program, {"command": self.command})
+        meter.tool_step(run, f"{program} {how}", error=True, duration_ms=0.0)
+        meter.unpriced = True
+
     def _not_found(self, executable: str) -> ConfigError:
         return ConfigError(
             f"executable {executable!r} not found on PATH",
@@ -249,6 +264,13 @@ class _Stream:
         self.meter = meter
         self.stopped: StopReason | None = None
         self._started = time.perf_counter()
+        self._finished = False
+
+    def finish(self) -> None:
+        """Report what the parser still holds, once (an estimate for a killed Codex run)."""
+        if not self._finished:
+            self._finished = True
+            self._report(self.parser.finish())
 
     async def read(self, stream: asyncio.StreamReader | None, pid: int) -> bytes:
         """Read the stream to its end; kill the group ``pid`` leads when a step says stop.
@@ -271,7 +293,7 @@ class _Stream:
                 _kill_group(pid)
         if self.stopped is None:
             self._report(self.parser.feed(pending.decode("utf-8", "replace")))
-            self._report(self.parser.finish())
+        self.finish()  # a stopped run still counts what it spent
         return bytes(tail)
 
     def _report(self, steps: list[StreamStep]) -> None:
@@ -280,6 +302,7 @@ class _Stream:
             self._started = time.perf_counter()
             if isinstance(step, ModelStep):
                 self.meter.model = step.model or self.meter.model
+                self.meter.estimated = self.meter.estimated or step.estimated
                 if step.error is not None:
                     self.meter.model_failure(step.error, took)
                 else:

@@ -59,6 +59,8 @@ class TurnUsage:
     peak_tokens: int = 0
     """The largest single model call (prompt + completion): how full the model's window got.
     Each call resends the conversation, so the sum of the calls overstates it; 0 = not known."""
+    estimated: bool = False
+    """Some tokens are an estimate: an agent CLI killed before it reported its counts."""
 
 
 @dataclass(frozen=True)

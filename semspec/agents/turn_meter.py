@@ -81,6 +81,8 @@ class TurnMeter:
     cost_usd: float = 0.0
     unpriced: bool = False
     peak_tokens: int = 0
+    estimated: bool = False
+    """Some tokens were estimated (``TurnUsage.estimated``)."""
     conversation: str = ""
     """The task id: the ``gen_ai.conversation.id`` of the turn's spans."""
     provider: str | None = None
@@ -237,6 +239,7 @@ class TurnMeter:
             model=self.model,
             unpriced=self.unpriced,
             peak_tokens=self.peak_tokens,
+            estimated=self.estimated,
         )
 
     def stopped_development(self, stop: StopReason, tokens_used: int) -> DeveloperResult:
