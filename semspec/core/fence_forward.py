@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -94,6 +95,9 @@ def wait_for_network(ready: int, go: int) -> None:
 
 def main(args: list[str]) -> int:
     plan = json.loads(args[1])
+    # As in fence_launch: what Python ignores at start would stay ignored in the command.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     command = args[args.index("--") + 1 :]
     wait_for_network(int(plan["ready"]), int(plan["go"]))
     if not plan["forward"]:

@@ -80,7 +80,9 @@ def user_tasks(uid: int) -> int:
 
 
 def apply_limits(limits: dict[str, int]) -> None:
-    """Set each non-zero limit (soft and hard; never above a hard limit already lower)."""
+    """Set each non-zero limit (soft and hard; never above a hard limit already lower), and
+    no core files: a crashing test would leave one in the worktree, and so in the change."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for name, value in limits.items():
         if not value:
             continue
@@ -273,6 +275,11 @@ def run_with_network(bwrap: list[str], argv: list[str], net: dict[str, Any]) -> 
 
 def main(args: list[str]) -> int:
     spec = json.loads(args[1])
+    # Python ignores these at start, and an ignored signal stays ignored across exec: a gate
+    # past its file size limit would then only see EFBIG, and a pipe reader's exit not stop
+    # the writer.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     # A timeout ends the whole group with SIGTERM: leave through ``finally`` (the socket
     # folder, slirp4netns) rather than at once.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

@@ -1,0 +1,171 @@
+"""Gates run under bounds (``gates.limits``, ``gates.max_log_bytes``): a fork bomb, a memory bomb,
+a CPU burner, a file filler and a flood of output each end the gate (failed, with a line naming
+the limit where the kernel tells us which) and not the machine; a daemon that left the gate's
+process group ends with the gate's cgroup. The limits here are low, so the bombs stay small.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from semspec.core.cgroups import make_run_cgroup
+from semspec.core.config.models import GatesConfig
+from semspec.core.errors import ConfigError
+from semspec.core.sandbox import UNFENCED, ChildLimits, Sandbox, choose_sandbox
+from semspec.workflow.gates import GateFencing, GateResult, GateSpec, run_gate
+
+MAX_OUTPUT = 4_096
+LOW = ChildLimits(processes=64, memory_bytes=512 * 1024**2, file_size_bytes=1024**2, cpu_seconds=1)
+
+
+@pytest.fixture(scope="module")
+def bwrap() -> Sandbox:
+    try:
+        return choose_sandbox("bwrap")
+    except ConfigError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"the gate limit tests must run under CI: {exc.message}")
+        pytest.skip(exc.message)
+
+
+@pytest.fixture(scope="module")
+def cgroups() -> None:
+    """A cgroup can be made here (root on cgroup v1, or a delegated cgroup v2 subtree)."""
+    probe = make_run_cgroup(8, 0)
+    if probe is None:
+        pytest.skip("no cgroup with a pids controller can be made here")
+    probe.remove()
+
+
+async def run(
+    command: str,
+    tmp_path: Path,
+    sandbox: Sandbox,
+    limits: ChildLimits = LOW,
+    *,
+    timeout_s: float = 20.0,
+    max_log_bytes: int = 64 * 1024**2,
+) -> GateResult:
+    worktree = tmp_path / "worktree"
+    worktree.mkdir(exist_ok=True)
+    fencing = GateFencing(sandbox, limits=limits, max_log_bytes=max_log_bytes)
+    spec = GateSpec("bounded", command, True, timeout_s, ".")
+    return await run_gate(spec, worktree, tmp_path / "logs", MAX_OUTPUT, None, fencing)
+
+
+FORK_BOMB = "while :; do sleep 60 & done"
+"""Processes without end: each loop leaves one more behind."""
+
+
+async def test_a_fork_bomb_ends_the_gate_at_its_process_limit_not_the_machine(
+    bwrap: Sandbox, cgroups: None, tmp_path: Path
+) -> None:
+    result = await run(FORK_BOMB, tmp_path, bwrap, timeout_s=4.0)
+
+    assert not result.passed
+    assert "ran into its process limit (gates.limits.processes = 64)" in result.output
+    # Nothing of the bomb is left (its PID namespace takes a moment to empty).
+    deadline = time.monotonic() + 10
+    while bomb_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bomb_processes() == []
+
+
+def bomb_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"sleep\x0060" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+MEMORY_BOMB = "held = [bytearray(64 << 20) for _ in range(24)]; print('HELD 1.5 GB')"
+
+
+async def test_a_memory_bomb_fails_the_gate_at_its_memory_limit(
+    bwrap: Sandbox, tmp_path: Path
+) -> None:
+    result = await run(f'{sys.executable} -c "{MEMORY_BOMB}"', tmp_path, bwrap)
+
+    assert not result.passed
+    assert "MemoryError" in result.output
+    assert "HELD" not in result.output
+
+
+async def test_a_cpu_burner_is_stopped_at_its_cpu_time_with_a_reason(
+    bwrap: Sandbox, tmp_path: Path
+) -> None:
+    result = await run(f"{sys.executable} -c 'while True: pass'", tmp_path, bwrap)
+
+    assert not result.passed and not result.timed_out
+    assert "ran into its CPU time (gates.limits.cpu_seconds)" in result.output
+
+
+async def test_a_file_filler_is_stopped_at_its_file_size_limit_with_a_reason(
+    bwrap: Sandbox, tmp_path: Path
+) -> None:
+    result = await run("head -c 5000000 /dev/zero > big; exit $?", tmp_path, bwrap)
+
+    assert not result.passed
+    assert "ran into its file size limit (gates.limits.file_size_bytes)" in result.output
+    assert (tmp_path / "worktree" / "big").stat().st_size <= LOW.file_size_bytes
+
+
+async def test_a_flood_of_output_leaves_a_capped_log_that_says_it_was_cut(
+    tmp_path: Path,
+) -> None:
+    flood = f"{sys.executable} -c \"print(('x' * 99 + chr(10)) * 30_000, end='')\""
+
+    result = await run(flood, tmp_path, UNFENCED, max_log_bytes=1_000_000)
+
+    log = Path(result.log_path).read_bytes()
+    assert result.passed and result.output_bytes == 3_000_000
+    assert log.startswith(b"x" * 99 + b"\n")
+    body, marker = log[:1_000_000], log[1_000_000:].decode()
+    assert set(body) == {ord("x"), ord("\n")}
+    assert marker == (
+        "\n[semspec: log cut at 1000000 bytes (gates.max_log_bytes); "
+        "2000000 more bytes of output were not written]\n"
+    )
+
+
+async def test_an_unfenced_gates_daemon_that_left_its_process_group_ends_with_the_gate(
+    cgroups: None, tmp_path: Path
+) -> None:
+    # Unfenced there is no PID namespace; the cgroup still holds what the gate started.
+    command = "setsid sh -c 'while :; do date +%s%N > tick; sleep 0.05; done' & sleep 0.5"
+
+    result = await run(command, tmp_path, UNFENCED)
+    tick = tmp_path / "worktree" / "tick"
+    first = tick.read_text(encoding="utf-8")
+    time.sleep(0.5)
+
+    assert result.passed, result.output
+    assert tick.read_text(encoding="utf-8") == first
+
+
+async def test_limits_zero_are_off_and_a_gate_within_them_passes(
+    bwrap: Sandbox, tmp_path: Path
+) -> None:
+    within = await run("echo fine", tmp_path, bwrap)
+    off = await run(
+        f'{sys.executable} -c "{MEMORY_BOMB}"', tmp_path, bwrap, ChildLimits(processes=64)
+    )
+
+    assert within.passed and within.output.strip() == "fine"
+    assert off.passed and "HELD 1.5 GB" in off.output
+
+
+def test_the_config_defaults_bound_every_gate() -> None:
+    limits = ChildLimits.of(GatesConfig().limits)
+
+    assert limits == ChildLimits(1024, 16 * 1024**3, 2 * 1024**3, 7200)
+    assert GatesConfig().max_log_bytes == 64 * 1024**2
