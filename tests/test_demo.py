@@ -28,7 +28,9 @@ from semspec.demo.steps import STEPS
 from semspec.demo.story import STRAY_FILE
 
 DEMO_TIMEOUT_S = 400.0
-STACK_CONFIG = {"services": {"nats": {"port": 0}, "temporal": {"port": 0, "ui_port": 0}}}
+STACK_CONFIG = {
+    "services": {"nats": {"port": 0}, "temporal": {"port": 0, "ui": True, "ui_port": 0}}
+}
 
 
 @dataclass

@@ -58,28 +58,52 @@ def test_free_port_never_returns_an_avoided_port() -> None:
     assert free_port(first, avoid={first}) != first
 
 
-def test_nats_with_port_zero_takes_free_client_and_monitor_ports(tmp_path: Path) -> None:
+def test_nats_with_port_zero_takes_a_free_client_port_and_no_monitoring(tmp_path: Path) -> None:
     plan = NatsSpec().plan(any_port_config(), tmp_path, tmp_path / "run", set())
-    client, monitor = plan.ports["client"], plan.ports["monitor"]
-    # 4222/8222 are the fixed defaults; "any" must not fall back to them (stacks collide).
-    assert client != 4222 and monitor != 8222 and client != monitor
+    client = plan.ports["client"]
+    # 4222 is the fixed default; "any" must not fall back to it (stacks collide).
+    assert client != 4222
     assert plan.address == f"nats://127.0.0.1:{client}"
-    assert plan.argv[plan.argv.index("-m") + 1] == str(monitor)
+    # Monitoring shows clients and subjects to any local user: off unless asked for.
+    assert "-m" not in plan.argv and "monitor" not in plan.ports
 
 
-def test_nats_monitor_port_can_be_set_in_the_config(tmp_path: Path) -> None:
+def test_nats_monitoring_runs_on_the_port_the_config_asks_for(tmp_path: Path) -> None:
     wanted = free_port(0)
     config = SemspecConfig(services=ServicesConfig(nats=NatsConfig(port=0, monitor_port=wanted)))
     plan = NatsSpec().plan(config, tmp_path, tmp_path / "run", set())
     assert plan.ports["monitor"] == wanted
+    server = plan.ports["monitor_server"]
+    assert server != wanted
+    # The server's own monitoring port sits behind the Host guard, which owns the wanted one.
+    guard, nats_server = plan.argv[: plan.argv.index("--")], plan.argv[plan.argv.index("--") + 1 :]
+    assert guard[1:3] == ["-m", "semspec.services.host_guard"]
+    assert f"--route={wanted}:{server}" in guard
+    assert nats_server[nats_server.index("-m") + 1] == str(server)
+    assert nats_server[nats_server.index("-a") + 1] == "127.0.0.1"
 
 
-def test_temporal_with_port_zero_takes_four_distinct_free_ports(tmp_path: Path) -> None:
+def test_temporal_is_headless_unless_the_ui_is_asked_for(tmp_path: Path) -> None:
     taken = {free_port(0)}
     plan = TemporalSpec().plan(any_port_config(), tmp_path, tmp_path / "run", taken)
     ports = list(plan.ports.values())
-    assert len(set(ports)) == 4 and not set(ports) & taken
+    assert set(plan.ports) == {"grpc", "http", "metrics"}
+    assert len(set(ports)) == 3 and not set(ports) & taken
+    assert 7233 not in ports
+    assert "--headless" in plan.argv and "--ui-port" not in plan.argv
+    assert "ui_url" not in plan.extra
+
+
+def test_temporal_with_the_ui_on_serves_it_behind_the_host_guard(tmp_path: Path) -> None:
+    taken = {free_port(0)}
+    services = ServicesConfig(temporal=TemporalConfig(port=0, ui=True, ui_port=0))
+    plan = TemporalSpec().plan(SemspecConfig(services=services), tmp_path, tmp_path / "run", taken)
+    ports = list(plan.ports.values())
+    assert len(set(ports)) == 5 and not set(ports) & taken
     assert 7233 not in ports and 8233 not in ports
+    assert "--headless" not in plan.argv
+    assert plan.argv[plan.argv.index("--ui-port") + 1] == str(plan.ports["ui_server"])
+    assert f"--route={plan.ports['ui']}:{plan.ports['ui_server']}" in plan.argv
     assert plan.extra["ui_url"] == f"http://127.0.0.1:{plan.ports['ui']}"
 
 

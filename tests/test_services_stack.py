@@ -31,7 +31,7 @@ from semspec.services.supervisor import Supervisor
 from tests.support.repos import make_repo
 from tests.support.servers import NatsServer
 
-ANY_PORTS = {"nats": {"port": 0}, "temporal": {"port": 0, "ui_port": 0}}
+ANY_PORTS = {"nats": {"port": 0}, "temporal": {"port": 0, "ui": True, "ui_port": 0}}
 ALL_SERVICES = ["nats", "temporal", "graph", "worker", "monitor", "console"]
 
 

@@ -4,8 +4,9 @@
 config file (0600 too) whose ``authorization`` block it reads with ``-c``: never on its command
 line, which every local user may read in ``/proc/PID/cmdline``. Every semspec process of the stack
 reads the JSON file (``services.connect.nats_options``); without it the server refuses a client.
-The server's HTTP monitoring port (its ``/healthz`` is the health check) asks for nothing; it
-shows connections and counters, never the password.
+The health check connects with them too. The server's HTTP monitoring port, off unless
+``services.nats.monitor_port`` is set, asks for nothing; it shows connections and counters,
+never the password.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +21,14 @@ from urllib.parse import urlparse
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
 from semspec.core.run_folder import ServiceRecord, make_private_dir
-from semspec.services.nats_auth import ensure_auth, write_server_config
+from semspec.services.nats_auth import (
+    AUTH_FILE,
+    NatsAuth,
+    ensure_auth,
+    read_auth,
+    write_server_config,
+)
 from semspec.services.ports import free_port, tcp_answers
-
-DEFAULT_NATS_MONITOR_PORT = 8222
 
 
 @dataclass
@@ -98,15 +101,19 @@ def version_of(argv: list[str]) -> str:
     return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else ""
 
 
-def _monitor_port(client_port: int, configured: int | None) -> int:
-    """Preferred monitoring port: the configured one, else 8222 unless the client port is "any"."""
-    if configured is not None:
-        return configured
-    return 0 if client_port == 0 else DEFAULT_NATS_MONITOR_PORT
+def host_guarded(argv: list[str], routes: Mapping[int, int]) -> list[str]:
+    """``argv`` run under ``host_guard``, which serves each port of ``routes`` (printed port →
+    the server's own port) to requests naming that port's loopback address only."""
+    guard = [sys.executable, "-m", "semspec.services.host_guard"]
+    routed = [f"--route={listen}:{target}" for listen, target in routes.items()]
+    return [*guard, *routed, "--", *argv]
 
 
 class NatsSpec:
-    """NATS server with JetStream, store under ``run/nats``, loopback only."""
+    """NATS server with JetStream, store under ``run/nats``, loopback only. Its HTTP monitoring
+    (``/connz``, ``/jsz``: clients, streams, subjects) answers any local user and any ``Host``,
+    so it is off unless ``services.nats.monitor_port`` asks for it; the health check speaks
+    NATS on the client port with the stack's credentials instead."""
 
     name = "nats"
     depends_on: tuple[str, ...] = ()
@@ -126,8 +133,6 @@ class NatsSpec:
         cfg = config.services.nats
         keep = keep or {}
         port = free_port(keep.get("client") or cfg.port, avoid=taken)
-        preferred_monitor = keep.get("monitor") or _monitor_port(cfg.port, cfg.monitor_port)
-        monitor = free_port(preferred_monitor, avoid=taken | {port})
         store = run_dir / "nats"
         make_private_dir(store)
         server_config = write_server_config(run_dir, ensure_auth(run_dir))
@@ -142,18 +147,25 @@ class NatsSpec:
             "127.0.0.1",
             "-p",
             str(port),
-            "-m",
-            str(monitor),
         ]
-        return LaunchPlan(argv, f"nats://127.0.0.1:{port}", {"client": port, "monitor": monitor})
+        ports = {"client": port}
+        if cfg.monitor_port is not None:
+            # Asked for by name: on loopback (``-a`` binds it too), behind a Host check.
+            preferred = keep.get("monitor") or cfg.monitor_port
+            ports["monitor"] = free_port(preferred, avoid=taken | {port})
+            ports["monitor_server"] = free_port(
+                keep.get("monitor_server", 0), avoid=taken | set(ports.values())
+            )
+            argv += ["-m", str(ports["monitor_server"])]
+            argv = host_guarded(argv, {ports["monitor"]: ports["monitor_server"]})
+        extra = {"auth_file": str(run_dir / AUTH_FILE)}
+        return LaunchPlan(argv, f"nats://127.0.0.1:{port}", ports, extra)
 
     def healthy(self, record: ServiceRecord) -> bool:
-        url = f"http://127.0.0.1:{record.ports['monitor']}/healthz?js-enabled-only=true"
-        try:
-            with urllib.request.urlopen(url, timeout=1) as resp:
-                return bool(resp.status == 200)
-        except OSError:
+        auth = read_auth(Path(record.extra.get("auth_file", "")))
+        if auth is None or not tcp_answers("127.0.0.1", record.ports["client"]):
             return False
+        return asyncio.run(_jetstream_answers(record.address, auth))
 
     def check_external(self, config: SemspecConfig) -> bool:
         """True when some node of the configured server list answers."""
@@ -180,8 +192,9 @@ _DEV_SERVER_CONFIG = {
 
 
 class TemporalSpec:
-    """Temporal dev server with a sqlite file under ``run/`` and the Web UI on; its HTTP API
-    is fenced off from browsers and its version check is off."""
+    """Temporal dev server with a sqlite file under ``run/``, headless unless
+    ``services.temporal.ui`` is on; its HTTP API is fenced off from browsers and its version
+    check is off."""
 
     name = "temporal"
     depends_on: tuple[str, ...] = ()
@@ -200,14 +213,24 @@ class TemporalSpec:
         cfg = config.services.temporal
         keep = keep or {}
         port = free_port(keep.get("grpc") or cfg.port, avoid=taken)
-        ui_port = free_port(keep.get("ui") or cfg.ui_port, avoid=taken | {port})
-        http_port = free_port(keep.get("http", 0), avoid=taken | {port, ui_port})
-        metrics = free_port(keep.get("metrics", 0), avoid=taken | {port, ui_port, http_port})
+        ports = {"grpc": port}
+        if cfg.ui:
+            ports["ui"] = free_port(keep.get("ui") or cfg.ui_port, avoid=taken | {port})
+            ports["ui_server"] = free_port(
+                keep.get("ui_server", 0), avoid=taken | set(ports.values())
+            )
+        ports["http"] = free_port(keep.get("http", 0), avoid=taken | set(ports.values()))
+        ports["metrics"] = free_port(keep.get("metrics", 0), avoid=taken | set(ports.values()))
         dynamic = [
             arg
             for key, value in _DEV_SERVER_CONFIG.items()
             for arg in ("--dynamic-config-value", f"{key}={json.dumps(value)}")
         ]
+        # The Web UI has no auth and no allowed-hosts setting: it serves every history to any
+        # local user and to a DNS-rebinding page, so it runs only when asked for.
+        ui = ["--headless"]
+        if cfg.ui:
+            ui = ["--ui-port", str(ports["ui_server"]), "--ui-disable-news-fetch"]
         argv = [
             binary("temporal"),
             "server",
@@ -218,25 +241,23 @@ class TemporalSpec:
             "127.0.0.1",
             "--port",
             str(port),
-            "--ui-port",
-            str(ui_port),
+            *ui,
             "--http-port",
-            str(http_port),
+            str(ports["http"]),
             "--metrics-port",
-            str(metrics),
+            str(ports["metrics"]),
             "--namespace",
             cfg.namespace,
             "--log-level",
             "warn",
-            "--ui-disable-news-fetch",
             *dynamic,
         ]
-        return LaunchPlan(
-            argv,
-            f"127.0.0.1:{port}",
-            {"grpc": port, "ui": ui_port, "http": http_port, "metrics": metrics},
-            {"ui_url": f"http://127.0.0.1:{ui_port}", "namespace": cfg.namespace},
-        )
+        extra = {"namespace": cfg.namespace}
+        if cfg.ui:
+            # The printed port is the guard's, which refuses a foreign Host.
+            argv = host_guarded(argv, {ports["ui"]: ports["ui_server"]})
+            extra["ui_url"] = f"http://127.0.0.1:{ports['ui']}"
+        return LaunchPlan(argv, f"127.0.0.1:{port}", ports, extra)
 
     def healthy(self, record: ServiceRecord) -> bool:
         if not tcp_answers("127.0.0.1", record.ports["grpc"]):
@@ -270,3 +291,26 @@ async def _temporal_answers(address: str, namespace: str | None) -> bool:
         return True
     except Exception:
         return False
+
+
+async def _jetstream_answers(address: str, auth: NatsAuth) -> bool:
+    """Whether the server at ``address`` lets the stack's user in and JetStream answers."""
+    import nats
+
+    try:
+        nc = await nats.connect(
+            address,
+            connect_timeout=1,
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            **auth.options(),
+        )
+    except Exception:
+        return False
+    try:
+        await nc.jetstream(timeout=2).account_info()
+        return True
+    except Exception:
+        return False
+    finally:
+        await nc.close()

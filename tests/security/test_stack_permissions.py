@@ -74,17 +74,6 @@ answer = conn.getresponse()
 print(json.dumps({"status": answer.status, "body": answer.read().decode(errors="replace")}))
 """
 
-# GETs the NATS monitoring endpoints, which ask for nothing.
-MONITORING = r"""
-import json, sys, urllib.request
-port = int(sys.argv[1])
-pages = {}
-for path in ("/healthz", "/varz", "/connz?auth=true&subs=true", "/jsz?accounts=true"):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
-        pages[path] = [answer.status, answer.read().decode()]
-print(json.dumps(pages))
-"""
-
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
@@ -198,18 +187,6 @@ def test_a_forged_user_signal_never_reaches_escalations_watch(
     answer = json.loads(done.stdout)
     assert any("Authorization Violation" in line for line in answer["replies"]), answer
     assert _monitor_events(stack, SIGNAL_STREAM) == before
-
-
-def test_the_nats_monitoring_port_answers_health_but_shows_no_secret(
-    stack: Stack, foreign_user: ForeignUser
-) -> None:
-    port = str(stack.records()["nats"].ports["monitor"])
-    done = foreign_user.python(MONITORING, port)
-    assert done.returncode == 0, done.stderr
-    pages = json.loads(done.stdout)
-    assert pages["/healthz"][0] == 200
-    password = stack.nats_auth().password
-    assert [path for path, (_, body) in pages.items() if password in body] == []
 
 
 async def _signals_of_a_workflow_after_a_browser_post(stack: Stack, post: ForeignUser) -> int:
