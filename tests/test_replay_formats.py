@@ -70,7 +70,7 @@ def test_an_openhands_event_list_pairs_each_action_with_its_observation() -> Non
 
 
 def test_an_atif_trajectory_gives_its_steps_tokens_and_dollars() -> None:
-    run = run_of("openhands-hello-world.atif.json")
+    run = run_of("written-here-greeting.atif.json")
     assert run.format == "atif"
     report = backtest(run, RiskConfig())
     assert report.tokens == 100 + 50 + 120 + 30  # the steps' metrics
@@ -92,7 +92,7 @@ def test_replay_names_the_format_of_each_file_in_its_table_and_json(git_repo: Pa
         "astropy-13579.two-fence-turns.traj.json": "mini-swe-agent",
         "function-calling-simple.history.traj": "swe-agent",
         "openhands-basic.events.json": "openhands",
-        "openhands-hello-world.atif.json": "atif",
+        "written-here-greeting.atif.json": "atif",
         "pydicom-1458.traj": "swe-agent",
         "sympy-15976.noop-loop.traj.json": "mini-swe-agent",
     }
