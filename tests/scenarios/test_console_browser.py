@@ -235,8 +235,8 @@ FORM_POST = """([action, fields]) => {
 async def test_a_page_on_another_origin_can_neither_read_the_console_nor_answer_for_the_owner(
     host: str, escalated: Escalated, owner: BrowserContext, console: Console
 ) -> None:
-    """On 127.0.0.1 the other page is same-site (the cookie goes along; only the Origin check
-    stops it); on localhost it is another site (SameSite=Strict keeps the cookie back too)."""
+    """Both are another site than the console's own ``s-<hex>.localhost`` name: the host-only,
+    SameSite=Strict cookie stays back, and the Origin check would refuse the answer anyway."""
     with other_origin("<!doctype html><title>elsewhere</title><h1>elsewhere</h1>") as site:
         async with opened(owner, site.url.replace("127.0.0.1", host)) as page:
             for path in ("/", f"/tasks/{escalated.task_id}", "/inbox", "/events"):
