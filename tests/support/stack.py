@@ -94,6 +94,9 @@ class Stack:
 
     repo: Path
     root: Path
+    env: dict[str, str] | None = None
+    """The environment of every CLI subprocess (and so of the stack ``up`` starts); ``cli_env()``
+    when None."""
 
     @property
     def run_dir(self) -> Path:
@@ -130,7 +133,7 @@ class Stack:
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=cli_env(),
+            env=cli_env() if self.env is None else self.env,
             cwd=self.root,
             check=False,
         )
@@ -277,11 +280,14 @@ def make_sample_repo(
 
 @contextmanager
 def running_stack(
-    root: Path, config: dict[str, Any], extra_files: dict[str, str] | None = None
+    root: Path,
+    config: dict[str, Any],
+    extra_files: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
     """``semspec up`` in a new sample repository under ``root`` (with ``extra_files``
-    committed too); ``semspec down`` on exit."""
-    stack = Stack(make_sample_repo(root / "repo", config, extra_files), root)
+    committed too), run with ``env`` (default ``cli_env()``); ``semspec down`` on exit."""
+    stack = Stack(make_sample_repo(root / "repo", config, extra_files), root, env)
     try:
         up = stack.cli("up", "--json", timeout=120)
         if up.returncode != 0:

@@ -20,7 +20,7 @@ import re
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from semspec.core import telemetry
@@ -38,6 +38,8 @@ from semspec.core.sandbox import (
 )
 from semspec.core.telemetry.spans import gate_span
 from semspec.workflow.gates.capture import UNCAPPED, OutputCapture
+from semspec.workflow.gates.import_roots import python_import_path, python_path_env
+from semspec.workflow.gates.missing_tools import refuse_missing_tools
 from semspec.workflow.gates.process_group import end_group
 from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
 
@@ -66,6 +68,8 @@ class GateFencing:
     """``gates.limits``: rlimits of each process, the cgroup's bounds."""
     max_log_bytes: int = UNCAPPED
     """``gates.max_log_bytes``: where a gate's log file stops."""
+    python_path: tuple[str, ...] = ()
+    """Folders put first on ``PYTHONPATH``: the worktree's import roots (``import_roots``)."""
 
 
 _LIMIT_SIGNALS = {
@@ -110,6 +114,7 @@ async def run_gate(
     if spec.network:
         fencing.sandbox.require_network()
     env = fencing.sandbox.env(child_env(fencing.env_names))
+    env = python_path_env(env, fencing.python_path)
     limits = fencing.limits
     log_path = log_dir / log_file_name(spec.name)
     started = time.monotonic()
@@ -160,11 +165,21 @@ async def run_gates(
     heartbeat: Heartbeat | None = None,
     fencing: GateFencing = GateFencing(),
 ) -> GateReport:
-    """Run every gate in order, including those after a failure, so the reviewer sees all."""
+    """Run every gate in order, including those after a failure, so the reviewer sees all.
+
+    First, Python gates are made to import the worktree's code (``import_roots``); after, a
+    gate whose program is missing is a GateError (``missing_tools``), not a failure.
+    """
+    if specs:
+        env = fencing.sandbox.env(child_env(fencing.env_names))
+        first = specs[0].name
+        path = await python_import_path(worktree, fencing.sandbox, env, fencing.hidden, first)
+        fencing = replace(fencing, python_path=path)
     results = [
         await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat, fencing)
         for spec in specs
     ]
+    refuse_missing_tools(results)
     return GateReport(results=results)
 
 
