@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from semspec.agents.command_developer import CommandDeveloper, CommandFencing
+from semspec.agents.protocol import DeveloperRequest
 from semspec.core.cgroups import make_run_cgroup
 from semspec.core.config.models import GatesConfig
 from semspec.core.errors import ConfigError
@@ -169,3 +171,25 @@ def test_the_config_defaults_bound_every_gate() -> None:
 
     assert limits == ChildLimits(1024, 16 * 1024**3, 2 * 1024**3, 7200)
     assert GatesConfig().max_log_bytes == 64 * 1024**2
+
+
+async def test_a_command_agent_runs_under_the_same_limits(bwrap: Sandbox, tmp_path: Path) -> None:
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    (worktree / "agent.py").write_text(MEMORY_BOMB.replace("; ", "\n"), encoding="utf-8")
+    fencing = CommandFencing("bwrap", limits=LOW)
+    request = DeveloperRequest(
+        task_id="t1",
+        title="Bomb",
+        description="Allocate.",
+        criteria=[],
+        task_files=[],
+        worktree=str(worktree),
+        iteration=1,
+    )
+
+    agent = CommandDeveloper(f"{sys.executable} agent.py", timeout_s=30, fencing=fencing)
+    result = await agent.develop(request)
+
+    assert result.outcome == "failed"
+    assert "MemoryError" in result.summary
