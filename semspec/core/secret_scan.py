@@ -11,10 +11,11 @@ Every diff is scanned before it reaches a reviewer, the console, an event or a c
   line through their ``analyze_string``, which never verifies a key over the network.
 
 Left out are the detectors that fire on ordinary code (the high-entropy strings, the keyword
-detector, basic-auth URLs, public IP addresses): on 400 commits of a real repository and the
-1.98 million lines of this project's virtual environment they flagged thousands of hashes,
-test passwords and example URLs (``bench/secret_scan_noise.py``). A finding names its file,
-line and kind, never the value.
+detector, basic-auth URLs, public IP addresses): on the 20,397 lines 400 commits of httpx added
+they flagged 174 (test passwords, example URLs, digests), on the 1.96 million lines of this
+project's virtual environment 1,779; the detectors in use flagged none and 15 (``BEGIN ...
+PRIVATE KEY`` constants, AWS-shaped DNA strings in a test; ``bench/secret_scan_noise.py``).
+A finding names its file, line and kind, never the value.
 """
 
 from __future__ import annotations
