@@ -745,7 +745,10 @@ class SemspecConfig(_Section):
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     """The project this repository is."""
     gates: GatesConfig = Field(default_factory=GatesConfig)
-    """Mechanical checks run after each developer iteration."""
+    """Mechanical checks run in the worktree after each developer iteration. A Python project's
+    gates import the worktree's code (its import roots first on ``PYTHONPATH``; no gate runs
+    when Python would find that code elsewhere); a gate whose program is not found fails the
+    task once, as a configuration error."""
     loop: LoopConfig = Field(default_factory=LoopConfig)
     """Bounds of the developer/reviewer loop."""
     risk: RiskConfig = Field(default_factory=RiskConfig)
