@@ -102,10 +102,11 @@ class GateOverride(_Section):
 
 
 class GateLimits(_Section):
-    """Bounds on every process a gate or command agent starts (``docs/configuration.md``).
-
-    Each is an rlimit set in the child before it runs; ``processes`` and ``memory_bytes`` also
-    go to a cgroup when one can be made here. 0 turns one off.
+    """Bounds on every process a gate or command agent starts, so that a fork bomb, a memory
+    bomb or a runaway test ends the gate and not the machine (``docs/security.md``). Each is an
+    rlimit set in the child before it runs; a gate's ``processes`` and ``memory_bytes`` also go
+    to a cgroup of its own where one can be made. The defaults are far above what builds and
+    test suites use; 0 turns one off.
     """
 
     processes: int = Field(default=1024, ge=0)
@@ -141,7 +142,8 @@ class GatesConfig(_Section):
     environment reaches a gate."""
     sandbox: SandboxMode = "auto"
     """How gates and the command developer are fenced: ``bwrap`` runs them under bubblewrap
-    (worktree and a private ``/tmp`` writable, no network, run folder hidden), ``none`` runs
+    (worktree and a private ``/tmp`` writable, no network or one without this machine's
+    loopback, run folder hidden), ``none`` runs
     them unfenced, ``auto`` uses bubblewrap when it works here and warns once when not.
     Network for agent code (``network: true`` gates, the command developer) also needs
     slirp4netns under ``auto`` and ``bwrap``; only ``none`` runs them without it."""
