@@ -30,7 +30,9 @@ from semspec.core.masking import MASK
 from semspec.core.secret_scan import SecretScan
 from semspec.workflow.gates.runner import GateFencing, run_gate
 from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.task.messages import TaskStatus
+from semspec.workflow.git.worktree import ensure_worktree
+from semspec.workflow.task.context_activities import checkpoint
+from semspec.workflow.task.messages import CheckpointInput, TaskSpec, TaskStatus, Workspace
 from semspec.workflow.task.secret_guard import refuse_secrets
 from tests.fakes.llm_server import FakeLLMServer, call, text
 from tests.fakes.llm_task import approve_reply, fake_model_entry
@@ -115,6 +117,27 @@ def test_a_change_holding_the_workers_key_is_refused_naming_file_and_line(
     assert "leak.txt:1" in message and "leak.txt:2" in message and "leak.txt:3" not in message
     assert f"the value of {AGENT_KEY} (base64)" in message
     assert holding(message, encoded(value)) == []
+
+
+def test_a_checkpoint_leaves_a_file_holding_the_workers_key_out_of_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    value = _token()
+    monkeypatch.setenv("DEPLOY_TOKEN", value)
+    make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    info = ensure_worktree(tmp_path / "r", "cp", "main", tmp_path / "worktrees")
+    worktree = Path(info.path)
+    (worktree / "a.py").write_text("x = 2\n", encoding="utf-8")
+    (worktree / "leak.txt").write_text(base64.b64encode(value.encode()).decode() + "\n")
+    ws = Workspace(path=info.path, branch=info.branch, base_commit=info.base_commit)
+    spec = TaskSpec(task_id="cp", title="cp", repo_path=str(tmp_path / "r"))
+
+    step = checkpoint(CheckpointInput(spec, ws, 1, "cp/1", ["a.py", "leak.txt"]))
+
+    git = pygit2.Repository(str(tmp_path / "r"))
+    tree = git[step.commit_id].peel(pygit2.Tree)
+    assert step.ref == "semspec/checkpoint/cp/1" and "a.py" in tree and "leak.txt" not in tree
+    assert (worktree / "leak.txt").is_file()  # the next run still has the developer's work
 
 
 def test_key_shapes_of_the_detectors_are_found_and_masked_in_a_patch() -> None:

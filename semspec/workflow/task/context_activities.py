@@ -20,6 +20,7 @@ from semspec.agents.workspace import ToolError
 from semspec.core.config import load_config
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import SemspecError
+from semspec.core.logging import get_logger
 from semspec.graph.access import graph_config, open_store
 from semspec.graph.store import GraphStore
 from semspec.model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
@@ -45,6 +46,9 @@ from semspec.workflow.task.messages import (
     FinalizeStep,
     TaskSpec,
 )
+from semspec.workflow.task.secret_guard import change_findings
+
+log = get_logger("task-context")
 
 OUTPUT_TOKENS_DEFAULT = 4_000
 FALLBACK_MODEL = "scripted"
@@ -237,6 +241,11 @@ def checkpoint(inp: CheckpointInput) -> CheckpointStep:
     changed = set(inp.changed)
     if inp.scan:
         changed.update(worktree_diff(Path(ws.path), ws.base_commit).files)
+    # A file holding a secret stays out of git; the worktree keeps it for the next run.
+    held = {f.path for f in change_findings(repo, Path(ws.path), ws.base_commit)}
+    if held & changed:
+        log.warning("checkpoint leaves out files holding a secret", files=sorted(held & changed))
+    changed -= held
     if changed:
         ref, commit_id = save_checkpoint(
             repo,

@@ -4,7 +4,8 @@ What is masked or refused are the worker's secret values (its secret-named varia
 the repository's config names: ``gates.env`` and each role's ``api_key_env``) and the key shapes
 of the detectors. The reviewer's diff and evidence, ``semspec review context`` and the console's
 diff page show the change masked; the commit activity refuses a change holding one
-(``secret_in_change``, naming file and line), so an approval never commits a secret.
+(``secret_in_change``, naming file and line), so an approval never commits a secret, and a
+checkpoint leaves the files holding one out of its snapshot (they stay in the worktree).
 """
 
 from __future__ import annotations
@@ -13,16 +14,21 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from semspec.core.config import load_config
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import SemspecError
 from semspec.core.reasons import FallbackReason
-from semspec.core.secret_scan import SecretScan, findings_text
+from semspec.core.secret_scan import SecretFinding, SecretScan, findings_text
 from semspec.workflow.git.diff import added_lines
-from semspec.workflow.task.context_activities import repo_config
 
 
 def secret_names(repo: Path) -> tuple[str, ...]:
     """Variables whose values are the worker's secrets whatever they are called: the
     repository's ``gates.env`` and the ``api_key_env`` of its roles."""
-    config = repo_config(repo)
+    try:
+        config = load_config(repo)
+    except SemspecError:  # validated at submit; a later bad edit must not unmask anything
+        config = SemspecConfig()
     names = list(config.gates.env)
     for role in (config.models.developer, config.models.reviewer):
         if role.api_key_env:
@@ -40,10 +46,15 @@ def masked(repo: Path, text: str) -> str:
     return change_scan(repo).mask(text)
 
 
+def change_findings(repo: Path, worktree: Path, base_commit: str) -> list[SecretFinding]:
+    """The secrets on the lines the worktree adds against ``base_commit``."""
+    return change_scan(repo).findings(added_lines(worktree, base_commit))
+
+
 def refuse_secrets(repo: Path, worktree: Path, base_commit: str) -> None:
     """Raise a non-retryable ``secret_in_change`` error naming where the worktree's change
     (against ``base_commit``) holds a secret; return when it holds none."""
-    findings = change_scan(repo).findings(added_lines(worktree, base_commit))
+    findings = change_findings(repo, worktree, base_commit)
     if not findings:
         return
     raise ApplicationError(
