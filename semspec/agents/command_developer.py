@@ -39,6 +39,7 @@ from semspec.agents.command_env import RoleEnvironment, executable_name
 from semspec.agents.developer_prompt import render_task
 from semspec.agents.protocol import DeveloperRequest, DeveloperResult
 from semspec.agents.steps import StepObserver, StopReason
+from semspec.agents.trajectory_watch import MINI_PROGRAMS, TrajectoryWatch, trajectory_path
 from semspec.agents.turn_meter import TurnMeter
 from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
@@ -56,6 +57,8 @@ OUTPUT_TAIL_CHARS = 2_000
 MAX_LINE_BYTES = 8 * 1024 * 1024
 TAIL_BYTES = 4 * OUTPUT_TAIL_CHARS  # UTF-8 needs at most 4 bytes per character
 PIPE_GRACE_S = 1.0
+TRAJECTORY_POLL_S = 0.2
+"""How often a watched trajectory file is read."""
 """How long output may keep arriving after the command exited."""
 EXIT_POLL_S = 0.05
 INSTRUCTIONS = (
@@ -150,13 +153,15 @@ class CommandDeveloper:
         environment.check()  # before anything runs: an unset variable fails with its name
         program = executable_name(argv)
         kind = stream_kind(argv)
-        # Without a stream there are no token counts, so no dollars: the run is unpriced, and
-        # under a dollar budget it does not start unless a human accepted that.
-        price = self.price if kind is not None else None
+        # Without a stream (or a trajectory file it writes as it goes) there are no token
+        # counts, so no dollars: the run is unpriced, and under a dollar budget it does not
+        # start unless a human accepted that.
+        watchable = kind is None and program in MINI_PROGRAMS
+        price = self.price if kind is not None or watchable else None
         meter = TurnMeter.for_turn("developer", observer, self.model, price, request)
         if stop := meter.stop():
             result = meter.stopped_development(stop, 0)
-            if kind is None and stop == "unknown_price":
+            if price is None and stop == "unknown_price":
                 why = f"not started: {program} reports no tokens (see docs/providers.md)"
                 result = replace(result, summary=f"{why}; {result.summary}")
             return result
@@ -170,6 +175,12 @@ class CommandDeveloper:
         worktree = Path(request.worktree)
         home = await asyncio.to_thread(agent_home, self.fencing, sandbox, request.task_id)
         fence = Fence(worktree, self.fencing.hidden, True, self.fencing.reachable, home=home)
+        watch: _Watcher | None = None
+        if watchable:
+            home_dir = str(home) if home is not None else env.get("HOME")
+            path = trajectory_path(program, argv, home_dir, worktree)
+            if path is not None:
+                watch = _Watcher(await asyncio.to_thread(TrajectoryWatch.before_run, path), meter)
         try:
             process = await asyncio.create_subprocess_exec(
                 *sandbox.argv(argv, fence, worktree, self.fencing.limits),
@@ -186,6 +197,7 @@ class CommandDeveloper:
         readers = [asyncio.create_task(stdout), asyncio.create_task(_read_tail(process.stderr))]
         if not placed:
             readers.append(asyncio.create_task(_feed(process.stdin, prompt.encode("utf-8"))))
+        watching = asyncio.create_task(watch.run(process.pid)) if watch is not None else None
         try:
             await asyncio.wait_for(_exited(process), self.timeout_s)
         except asyncio.CancelledError:
@@ -194,13 +206,13 @@ class CommandDeveloper:
             _kill_group(process.pid)
             await _reap(process)
             await _stop(readers)
-            self._record_killed(stream, meter, program, "stopped")
+            await self._record_killed(stream, watch, watching, meter, program, "stopped")
             raise
         except TimeoutError:
             _kill_group(process.pid)
             await _reap(process)
             await _stop(readers)
-            self._record_killed(stream, meter, program, "timed out")
+            await self._record_killed(stream, watch, watching, meter, program, "timed out")
             return DeveloperResult(
                 outcome="failed",
                 summary=f"{program} did not finish within {self.timeout_s:g} s",
@@ -215,11 +227,15 @@ class CommandDeveloper:
         await _stop(readers)
         await _reap(process)
         text = mask_text(out.decode("utf-8", "replace"))[-OUTPUT_TAIL_CHARS:]
+        if watch is not None and watching is not None:
+            await watch.final(watching)
+            if watch.stopped is not None:
+                return meter.stopped_development(watch.stopped, 0)
         if stream is not None:
             if stream.stopped is not None:
                 return meter.stopped_development(stream.stopped, 0)
             text = mask_text(stream.parser.summary or "")[-OUTPUT_TAIL_CHARS:] or text
-        else:
+        elif watch is None or watch.watch.seen == 0:
             run = ToolCall("run", program, {"command": self.command})
             meter.tool_step(run, text, error=process.returncode != 0, duration_ms=0.0)
             meter.unpriced = True  # the run spent tokens nobody counted
@@ -235,15 +251,25 @@ class CommandDeveloper:
             usage=meter.usage(),
         )
 
-    def _record_killed(
-        self, stream: _Stream | None, meter: TurnMeter, program: str, how: str
+    async def _record_killed(
+        self,
+        stream: _Stream | None,
+        watch: _Watcher | None,
+        watching: asyncio.Task[None] | None,
+        meter: TurnMeter,
+        program: str,
+        how: str,
     ) -> None:
         """What a run killed before its end still spent: the steps its stream held back (and
-        an estimate of tokens it never reported), or, without a stream, the run as one
-        failed step."""
+        an estimate of tokens it never reported), the steps its trajectory file holds, or,
+        without either, the run as one failed step."""
         if stream is not None:
             stream.finish()
             return
+        if watch is not None and watching is not None:
+            await watch.final(watching)
+            if watch.watch.seen:
+                return
         run = ToolCall("run", program, {"command": self.command})
         meter.tool_step(run, f"{program} {how}", error=True, duration_ms=0.0)
         meter.unpriced = True
@@ -315,6 +341,49 @@ class _Stream:
                     duration_ms=took,
                     wait=is_wait_call(step.call.arguments),
                 )
+
+
+class _Silent:
+    """A parser of no output: a watched run's steps come from its trajectory file."""
+
+    summary: str | None = None
+    failed: bool = False
+
+    def feed(self, line: str) -> list[StreamStep]:
+        return []
+
+    def finish(self) -> list[StreamStep]:
+        return []
+
+
+class _Watcher:
+    """A run's trajectory file polled off the event loop, each new step reported as it is
+    saved; the run is killed between two steps when the meter says stop."""
+
+    def __init__(self, watch: TrajectoryWatch, meter: TurnMeter) -> None:
+        self.watch = watch
+        self.meter = meter
+        self.stopped: StopReason | None = None
+        self._reporter = _Stream(_Silent(), meter)
+
+    async def run(self, pid: int) -> None:
+        """Poll until cancelled (the run ended) or a step says stop."""
+        while self.stopped is None:
+            await self._poll()
+            if (stop := self.meter.stop()) is not None:
+                self.stopped = stop
+                _kill_group(pid)
+                return
+            await asyncio.sleep(TRAJECTORY_POLL_S)
+
+    async def final(self, task: asyncio.Task[None]) -> None:
+        """Stop polling and read what the run saved last."""
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await self._poll()
+
+    async def _poll(self) -> None:
+        self._reporter._report(await asyncio.to_thread(self.watch.poll))
 
 
 async def _exited(process: asyncio.subprocess.Process) -> int:

@@ -24,6 +24,7 @@ from semspec.agents.llm_factory import developer_for
 from semspec.agents.protocol import DeveloperRequest
 from semspec.core.config.models import RoleModel
 from semspec.core.sandbox import sandbox_for
+from tests.fakes.agent_model_server import AgentModelServer, calls
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, call, text
 from tests.test_agent_steps import Recorder
 
@@ -172,10 +173,34 @@ async def test_the_documented_cli_config_edits_the_worktree_fenced(
     assert (worktree / "calc.py").read_text(encoding="utf-8") == NEW_CALC
     assert changed(worktree) == ["calc.py"]  # no history, cache or trajectory left behind
     assert calls == len(SCRIPTS[cli])
-    assert [(step.kind, step.tool, step.error) for step in recorder.steps] == [
-        ("tool", executable, False)
-    ]
+    steps = [(step.kind, step.tool, step.error) for step in recorder.steps]
+    if cli == "mini-swe-agent":  # watched step by step in its trajectory file
+        assert steps == [("model", None, False), ("tool", "bash", False)] * 2
+        assert (result.usage.input_tokens, result.usage.output_tokens) == (20, 10)
+    else:  # one step per run
+        assert steps == [("tool", executable, False)]
     home = repo / ".semspec" / "run" / "agent-homes" / "t1"
     assert home.is_dir()
     if cli == "mini-swe-agent":  # its trajectory went to its private home
         assert (home / ".config" / "mini-swe-agent" / "last_mini_run.traj.json").is_file()
+
+
+async def test_a_looping_mini_swe_agent_is_stopped_between_two_steps_from_its_trajectory(
+    bwrap: None, project: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requirement, executable = PIP_CLIS["mini-swe-agent"]
+    program = pip_cli(requirement, executable)
+    repo, worktree = project
+    with AgentModelServer(after=calls("bash", {"command": "ls"})) as server:
+        monkeypatch.setenv("OPENAI_API_BASE", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-agent-cli-key")
+        role = RoleModel(**documented_role("mini-swe-agent", server.base_url, program))
+        recorder = Recorder(stop="halt", stop_at=6)
+
+        result = await developer_for(role, repo).develop(task(worktree), recorder)
+        calls_made = len(server.turns)
+
+    assert result.stopped == "halt", result.summary
+    assert len(recorder.steps) >= 6
+    # Killed between two steps, not at timeout_s (1800 s): a poll or two after the sixth step.
+    assert calls_made < 15
