@@ -89,10 +89,21 @@ def _sandbox(mode: SandboxMode) -> tuple[dict[str, str], str]:
     from semspec.core.sandbox import sandbox_for
 
     sandbox = sandbox_for(mode)
+    if sandbox.bwrap is not None and sandbox.slirp4netns is not None:
+        line = (
+            f"gates and command agents run under bubblewrap ({sandbox.bwrap}), with network "
+            f"through slirp4netns ({sandbox.slirp4netns}), off this machine's loopback"
+        )
+        return {"sandbox": "bwrap", "sandbox_network": "slirp4netns"}, line
     if sandbox.bwrap is not None:
-        line = f"gates and command agents run under bubblewrap ({sandbox.bwrap})"
-        return {"sandbox": "bwrap"}, line
+        line = (
+            f"gates and command agents run under bubblewrap ({sandbox.bwrap}); network: true "
+            f"gates and command agents will fail: {sandbox.network_reason}"
+        )
+        return {"sandbox": "bwrap", "sandbox_network_reason": sandbox.network_reason}, line
     effect = "gates will fail until it works" if mode == "bwrap" else "they run unfenced"
+    if mode != "none":
+        effect += "; network: true gates and command agents will fail"
     return (
         {"sandbox": "none", "sandbox_reason": sandbox.reason},
         f"gates and command agents have no sandbox: {sandbox.reason}; {effect}",

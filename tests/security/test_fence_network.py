@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,14 @@ from semspec.core.sandbox import LAUNCHER, UNFENCED, Fence, Sandbox, sandbox_for
 from semspec.workflow.gates import GateFencing, GateSpec, run_gate
 from tests.fakes.llm_server import FakeLLMServer, call, text
 from tests.security.conftest import SYSTEM_PYTHON, ForeignUser
-from tests.support.stack import Stack, check_gate, make_sample_repo, running_stack, sample_config
+from tests.support.stack import (
+    Stack,
+    check_gate,
+    cli_env,
+    make_sample_repo,
+    running_stack,
+    sample_config,
+)
 
 MAX_OUTPUT = 16_384
 PROBE = """
@@ -307,3 +315,19 @@ def test_a_fenced_network_started_by_another_user_reaches_no_port_of_the_stack(
     report = json.loads((worktree / "report.json").read_text(encoding="utf-8"))
     assert reached(report) == []
     assert " ".join(TAP0_DEFAULT_ROUTE) in " ".join(report["routes"])
+
+
+def test_status_says_whether_agent_code_gets_a_network_off_the_loopback(
+    fenced: Sandbox, tmp_path: Path
+) -> None:
+    repo = make_sample_repo(tmp_path / "repo", {"gates": {"sandbox": "auto"}})
+    argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "status"]
+    without = {**cli_env(), **no_slirp_path(tmp_path)}
+
+    shown = subprocess.run(argv, capture_output=True, text=True, env=cli_env(), timeout=60)
+    missing = subprocess.run(argv, capture_output=True, text=True, env=without, timeout=60)
+
+    assert "with network through slirp4netns" in shown.stdout, shown.stdout
+    assert "network: true gates and command agents will fail: slirp4netns is not on PATH" in (
+        missing.stdout
+    ), missing.stdout
