@@ -99,12 +99,12 @@ def secret_forms(name: str, value: str) -> tuple[SecretForm, ...]:
         SecretForm(raw.hex(), name, "hex"),
         SecretForm(raw.hex().upper(), name, "hex"),
     ]
+    encoded = [SecretForm(core, name, "base64") for core in _base64_cores(raw)]
     cut = [
         SecretForm(form.text[drop:], name, f"{form.encoding}, split")
-        for form in whole
+        for form in (*whole, *encoded)
         for drop in range(1, SPLIT_SUFFIX_CHARS + 1)
     ]
-    encoded = [SecretForm(core, name, "base64") for core in _base64_cores(raw)]
     unique: dict[str, SecretForm] = {}
     for form in (*whole, *encoded, *cut):
         if len(form.text) >= MIN_SECRET_CHARS:
@@ -195,7 +195,7 @@ def _mask_spans(text: str, joined: str, found: list[str]) -> str:
     spans.sort()
     merged: list[list[int]] = []
     for start, end in spans:
-        if merged and start <= merged[-1][1]:
+        if merged and start < merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
