@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from semspec.agents.tools.files import read_regular
+from semspec.agents.workspace import ToolError
 from semspec.core.errors import GateError
 from semspec.core.logging import get_logger
 from semspec.core.sandbox import SHELL, Fence, Sandbox
@@ -40,6 +42,7 @@ PROBE_TIMEOUT_S = 30.0
 MAX_NAMES = 40
 """Top-level names probed at most (a repository with more folders is probed on the first)."""
 _MAX_PROBE_OUTPUT = 256 * 1024
+_MAX_CONFIG_BYTES = 1_000_000
 _MARK = "semspec-imports "
 _NOT_PACKAGES = frozenset(
     {
@@ -271,9 +274,8 @@ def _found(raw: Any) -> dict[str, list[str]]:
 
 def _checkout_of(worktree: Path) -> str | None:
     """The repository the worktree belongs to, from its ``.git`` file (``gitdir: R/.git/...``)."""
-    try:
-        text = (worktree / ".git").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _read_text(worktree / ".git")
+    if text is None:
         return None
     gitdir = text.removeprefix("gitdir:").strip()
     marker = f"{os.sep}.git{os.sep}"
@@ -284,9 +286,10 @@ def _checkout_of(worktree: Path) -> str | None:
 
 def _pyproject_roots(path: Path) -> list[str]:
     """Folders (relative) that hold packages according to ``pyproject.toml``."""
+    text = _read_text(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError:
         return []
     tool = _table(data, "tool")
     found: list[str] = []
@@ -320,8 +323,8 @@ def _setup_cfg_roots(path: Path) -> list[str]:
     """Folders (relative) that hold packages according to ``setup.cfg``."""
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, configparser.Error):
+        parser.read_string(_read_text(path) or "")
+    except configparser.Error:
         return []
     found: list[str] = []
     for line in parser.get("options", "package_dir", fallback="").splitlines():
@@ -332,6 +335,15 @@ def _setup_cfg_roots(path: Path) -> list[str]:
     if where:
         found.append(where)
     return found
+
+
+def _read_text(path: Path) -> str | None:
+    """The text of the regular file at ``path`` (the worktree's: agent-written, so never a FIFO
+    or a device, and bounded), or None."""
+    try:
+        return read_regular(path, str(path), _MAX_CONFIG_BYTES).decode("utf-8", "replace")
+    except ToolError:
+        return None
 
 
 def _table(data: Any, key: str) -> dict[str, Any]:
