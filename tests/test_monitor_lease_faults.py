@@ -33,6 +33,8 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from temporalio.client import Client
 
+from semspec.console.monitor_data import monitor_view
+from semspec.console.state import template_environment
 from semspec.core.config.models import RiskConfig
 from semspec.core.run_folder import ServiceRecord, save_records
 from semspec.processors.risk_monitor.lease import active_holder
@@ -372,3 +374,26 @@ async def test_a_monitor_started_by_hand_follows_nats_when_up_moves_it(
         proc.wait(timeout=30)
         old.stop()
         new.stop()
+
+
+async def test_the_console_monitor_page_shows_a_banner_while_events_are_not_consumed(
+    nats_server: NatsServer,
+) -> None:
+    stall_s = 1.0
+    page = template_environment().get_template("monitor.html")
+    nc = await nats.connect(nats_server.url)
+    try:
+        js = nc.jetstream()
+        await reset(nc)
+        await ensure_consumer(js, RISK, CONSUMER)
+        await publish(nc, conflict("unseen"))
+        quiet = page.render(view=await monitor_view(js, stall_s), active="monitor")
+        await asyncio.sleep(stall_s + 0.5)  # nobody consumes: the events grow older than that
+        view = await monitor_view(js, stall_s)
+    finally:
+        await nc.close()
+    assert 'id="monitor-stalled"' not in quiet
+    assert view.stalled is not None and view.stalled.startswith("2 events waiting")
+    shown = page.render(view=view, active="monitor")
+    assert 'role="alert" id="monitor-stalled"' in shown
+    assert "Loop events are not being consumed:</strong> 2 events waiting" in shown

@@ -80,13 +80,33 @@ class MonitorView:
     dead_letter_count: int = 0
     dead_letters: list[DeadLetter] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    stalled: str | None = None
+    """When loop events are not being consumed (``risk.leader.stall_s``, ADR 0005): how many
+    wait, for how long, and when the last ack was; the page shows it as a banner."""
 
 
-async def monitor_view(js: JetStreamContext) -> MonitorView:
-    """Read the page's data; each part that cannot be read is named in ``problems``."""
+async def monitor_view(js: JetStreamContext, stall_s: float | None = None) -> MonitorView:
+    """Read the page's data; each part that cannot be read is named in ``problems``. Given
+    ``stall_s``, also whether events wait unconsumed for that long (``stalled``)."""
     view = MonitorView()
-    await asyncio.gather(_signals(js, view), _lag(js, view), _dead_letters(js, view))
+    parts = [_signals(js, view), _lag(js, view), _dead_letters(js, view)]
+    if stall_s is not None:
+        parts.append(_stall(js, view, stall_s))
+    await asyncio.gather(*parts)
     return view
+
+
+async def _stall(js: JetStreamContext, view: MonitorView, stall_s: float) -> None:
+    from nats.errors import Error as NatsError
+
+    from semspec.processors.risk_monitor.watchdog import consumer_progress
+
+    try:
+        progress = await consumer_progress(js)
+    except NatsError:
+        return  # no consumer yet, or no answer: ``_lag`` names the problem
+    if progress.stalled(stall_s):
+        view.stalled = f"{progress.describe()} (risk.leader.stall_s: {stall_s:g})"
 
 
 async def _signals(js: JetStreamContext, view: MonitorView) -> None:

@@ -19,5 +19,6 @@ def routes() -> list[BaseRoute]:
 async def monitor(request: Request) -> Response:
     """What the monitor saw and how far behind it is; new signals arrive over ``/events``."""
     state: ConsoleState = request.app.state.console
-    view = await monitor_view((await state.nats()).jetstream())
+    stall_s = state.config.risk.leader.stall_s
+    view = await monitor_view((await state.nats()).jetstream(), stall_s)
     return state.render(request, "monitor.html", {"active": "monitor", "view": view})
