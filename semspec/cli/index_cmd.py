@@ -24,7 +24,7 @@ from rich.progress import (
 from rich.text import Text
 
 from semspec.cli.context import CliContext, cli_context
-from semspec.cli.output import print_json
+from semspec.cli.output import print_json, print_text
 from semspec.core.errors import InputError, NotFoundError
 from semspec.core.path_refusal import os_refusal
 
@@ -199,7 +199,7 @@ def pack(
             },
         )
     else:
-        cli.console.file.write(result.text)
+        print_text(cli.console, result.text)
 
 
 @app.command("summary")

@@ -9,12 +9,20 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from semspec.cli.terminal_text import strip_controls
+
 _UNBOUNDED = 1_000_000
 
 
 def print_json(console: Console, data: Any) -> None:
     """Print ``data`` as JSON with sorted keys, unstyled so scripts can parse it."""
     console.file.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def print_text(console: Console, text: str) -> None:
+    """Write ``text`` as it is (no markup, no wrapping) without terminal control sequences: it
+    holds what others wrote (SOPs, code, diffs)."""
+    console.file.write(strip_controls(text))
 
 
 def print_table(

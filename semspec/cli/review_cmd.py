@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from semspec.cli.context import cli_context
-from semspec.cli.output import print_json, print_table
+from semspec.cli.output import print_json, print_table, print_text
 from semspec.core.errors import InputError
 from semspec.core.path_refusal import os_refusal
 
@@ -100,7 +100,7 @@ def context(
     if as_json:
         print_json(cli.console, assembled.as_dict())
         return
-    cli.console.file.write(assembled.text)
+    print_text(cli.console, assembled.text)
     rows = [
         (
             s.name,

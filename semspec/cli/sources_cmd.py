@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from semspec.cli.context import cli_context
-from semspec.cli.output import print_json, print_table
+from semspec.cli.output import print_json, print_table, print_text
 
 app = typer.Typer(
     help="Ingest and inspect SOPs under .semspec/sources/docs/sops/.", no_args_is_help=True
@@ -103,4 +103,4 @@ def show(
     ]
     for index, chunk in enumerate(detail.chunks):
         out += [f"--- chunk {index} ---", chunk]
-    cli.console.file.write("\n".join(out) + "\n")
+    print_text(cli.console, "\n".join(out) + "\n")

@@ -179,3 +179,19 @@ def _cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         argv, capture_output=True, text=True, env=cli_env(), timeout=60, check=False
     )
+
+
+def test_sop_text_printed_as_it_is_loses_its_control_sequences(tmp_path: Path) -> None:
+    """`sources show` writes the SOP's text unwrapped; the SOP is a file anyone with commit
+    access (or an agent's change) wrote."""
+    repo = tmp_path / "repo"
+    sop = (
+        "---\ncategory: testing\napplies_to: '**/*.py'\nseverity: error\n---\n"
+        "# Tests \x1b]52;c;UFdORUQ=\x07first\n\nEvery change \x1b[2Jkeeps its tests.\n"
+    )
+    make_repo(repo, {".semspec/sources/docs/sops/tests.md": sop})
+    assert _cli(repo, "sources", "sync").returncode == 0
+    done = _cli(repo, "sources", "show", "tests")
+    assert done.returncode == 0, done.stderr
+    assert "Every change keeps its tests." in done.stdout, done.stdout
+    assert controls_in(done.stdout + done.stderr) == []
