@@ -1,4 +1,5 @@
-"""``semspec sources sync|list|show``: SOP files in the knowledge graph."""
+"""``semspec sources sync|list|show``: SOP files and rule files of other tools (``AGENTS.md``,
+``CLAUDE.md``, ``.cursor/rules``, ``.github/instructions``) in the knowledge graph."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table, print_text
 
 app = typer.Typer(
-    help="Ingest and inspect SOPs under .semspec/sources/docs/sops/.", no_args_is_help=True
+    help="Ingest and inspect SOPs under .semspec/sources/docs/sops/ and the rule files of other "
+    "tools (AGENTS.md, CLAUDE.md, .cursor/rules, .github/instructions).",
+    no_args_is_help=True,
 )
 
 
@@ -17,14 +20,14 @@ def sync(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Bring the graph in line with the SOP files; broken files are named and exit 2."""
+    """Bring the graph in line with the SOP and rule files; broken files are named and exit 2."""
     from semspec.graph.access import open_graph
     from semspec.processors.sources.sync import sync_sources
 
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
     try:
-        report = sync_sources(store, cli.repo)
+        report = sync_sources(store, cli.repo, cli.config.sources.rules)
     finally:
         store.close()
     if as_json:
@@ -46,6 +49,8 @@ def sync(
         )
         for path, problem in report.failed:
             cli.err.print(f"error: {path}: {problem}", markup=False, soft_wrap=True)
+        for path, problem in report.warnings:
+            cli.err.print(f"warning: {path}: {problem}", markup=False, soft_wrap=True)
     if report.failed:
         raise typer.Exit(2)
 
@@ -55,7 +60,7 @@ def list_command(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the SOPs in the graph."""
+    """List the SOPs and rules in the graph, with where each comes from."""
     from semspec.graph.access import open_graph
     from semspec.processors.sources.catalog import list_sops
 
@@ -68,8 +73,12 @@ def list_command(
     if as_json:
         print_json(cli.console, [e.as_dict() for e in entries])
         return
-    rows = [(e.sop_id, e.severity, ", ".join(e.applies_to), e.chunks, e.title) for e in entries]
-    print_table(cli.console, "SOPs", ["id", "severity", "applies_to", "chunks", "title"], rows)
+    rows = [
+        (e.sop_id, e.origin, e.path, e.severity, ", ".join(e.applies_to), e.chunks, e.title)
+        for e in entries
+    ]
+    columns = ["id", "origin", "path", "severity", "applies_to", "chunks", "title"]
+    print_table(cli.console, "SOPs and rules", columns, rows)
 
 
 @app.command("show")
@@ -95,6 +104,8 @@ def show(
     out = [
         f"{entry.sop_id}: {entry.title}",
         f"path: {entry.path}",
+        f"origin: {entry.origin}"
+        + (f" (imports {', '.join(entry.imports)})" if entry.imports else ""),
         f"category: {entry.category}  severity: {entry.severity}",
         f"applies_to: {', '.join(entry.applies_to)}",
         f"summary: {detail.summary}",

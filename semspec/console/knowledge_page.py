@@ -3,7 +3,8 @@ the tracked files each applies to; the conventions reviews taught; the decisions
 recorded (``knowledge_data``: graph queries with every value bound, run in a worker thread).
 
 Hooks for tests and scripts (stable): ``#sops`` with ``<tr data-sop-id="ID"
-data-severity="S" data-matches="N">``, ``#conventions`` with ``<tr data-convention="NAME">``,
+data-severity="S" data-matches="N" data-origin="KIND">`` (``sop`` or a rule-file
+kind such as ``agents_md``), ``#conventions`` with ``<tr data-convention="NAME">``,
 ``#decisions`` with ``<tr data-task-id="TASK">``.
 """
 

@@ -690,6 +690,19 @@ class ScopeConfig(_Section):
         return globs
 
 
+RuleFileKind = Literal["agents_md", "claude_md", "cursor_rules", "copilot"]
+"""Rule files written for other tools that ``semspec sources sync`` reads (docs/sops.md)."""
+RULE_FILE_KINDS: tuple[RuleFileKind, ...] = ("agents_md", "claude_md", "cursor_rules", "copilot")
+
+
+class SourcesConfig(_Section):
+    rules: list[RuleFileKind] = Field(default_factory=lambda: list(RULE_FILE_KINDS))
+    """Kinds of rule files read besides the SOP folder: ``agents_md`` (``AGENTS.md`` at any
+    depth), ``claude_md`` (``CLAUDE.md`` at any depth, with its ``@`` imports), ``cursor_rules``
+    (``.cursor/rules/*.mdc``), ``copilot`` (``.github/copilot-instructions.md`` and
+    ``.github/instructions/*.instructions.md``); by default all. ``[]`` reads SOPs only."""
+
+
 class ConsoleConfig(_Section):
     enabled: bool = True
     """Whether ``semspec up`` starts the web console (``semspec ui`` serves it either way)."""
@@ -767,6 +780,8 @@ class SemspecConfig(_Section):
     """What ``semspec index`` reads into the code meaning graph."""
     scope: ScopeConfig = Field(default_factory=ScopeConfig)
     """What a task may change besides its own files without being flagged as scope creep."""
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
+    """Which rule files ``semspec sources sync`` and the reviewer read besides SOPs."""
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     """Who may steer the stack's tasks (the owner's signing key)."""
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from rdflib import Literal
 
@@ -22,6 +22,11 @@ class SopEntry:
     applies_to: list[str]
     path: str
     chunks: int
+    origin: str = "sop"
+    """``sop``, or the kind of rule file it was read from (``agents_md``, ``claude_md``,
+    ``cursor_rules``, ``copilot``)."""
+    imports: list[str] = field(default_factory=list)
+    """Files a ``CLAUDE.md`` imported into the rule."""
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for ``--json``."""
@@ -47,17 +52,20 @@ def _s(row: Row, name: str) -> str:
     return "" if value is None else str(value)
 
 
-_LIST = f"""SELECT ?sop ?id ?title ?category ?severity ?path
+_LIST = f"""SELECT ?sop ?id ?title ?category ?severity ?path ?origin
        (GROUP_CONCAT(DISTINCT ?glob; SEPARATOR="\\n") AS ?globs)
+       (GROUP_CONCAT(DISTINCT ?imported; SEPARATOR="\\n") AS ?imports)
        (COUNT(DISTINCT ?chunk) AS ?chunks)
 WHERE {{
   GRAPH ?g {{
     ?sop a <{sd.SOP}> ; <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.CATEGORY}> ?category ;
          <{sd.SEVERITY}> ?severity ; <{sd.PATH}> ?path ; <{sd.APPLIES_TO}> ?glob .
     OPTIONAL {{ ?chunk <{sd.CHUNK_OF}> ?sop }}
+    OPTIONAL {{ ?sop <{sd.ORIGIN_KIND}> ?origin }}
+    OPTIONAL {{ ?sop <{sd.IMPORTED}> ?imported }}
   }}
 }}
-GROUP BY ?sop ?id ?title ?category ?severity ?path
+GROUP BY ?sop ?id ?title ?category ?severity ?path ?origin
 ORDER BY ?id"""
 
 
@@ -76,6 +84,8 @@ def _entry(row: Row) -> SopEntry:
         applies_to=sorted(_s(row, "globs").split("\n")),
         path=_s(row, "path"),
         chunks=int(chunks.toPython()) if isinstance(chunks, Literal) else 0,
+        origin=_s(row, "origin") or "sop",
+        imports=[p for p in _s(row, "imports").split("\n") if p],
     )
 
 

@@ -34,6 +34,12 @@ class SopDocument:
     summary: str
     requirements: tuple[str, ...]
     chunks: tuple[sop_markdown.Chunk, ...]
+    origin_kind: str = "sop"
+    """``sop`` for a file of the SOP folder, else the rule-file kind (``rule_kinds``)."""
+    imports: tuple[str, ...] = ()
+    """Files a ``CLAUDE.md`` imported, in the order they were read."""
+    scope_folder: str | None = None
+    """The folder a nested rule file (``AGENTS.md``, ``CLAUDE.md``) applies to; None else."""
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str]:

@@ -10,9 +10,10 @@ from semspec.vocabulary import source as sd
 from semspec.vocabulary.applies_to import literal_prefix
 from semspec.vocabulary.namespaces import RDF, chunk_iri, sop_iri
 
-INGEST_FORMAT = 2
+INGEST_FORMAT = 3
 """Bumped whenever what ingestion writes changes (2: gitignore-style match prefixes, and no
-chunk repeats the requirements), so the next sync rewrites SOPs whose files did not change."""
+chunk repeats the requirements; 3: every rule names its origin kind), so the next sync
+rewrites SOPs whose files did not change."""
 
 
 def sop_triples(doc: SopDocument) -> list[Triple]:
@@ -29,7 +30,11 @@ def sop_triples(doc: SopDocument) -> list[Triple]:
         (parent, sd.SOURCE_HASH, Literal(doc.source_hash)),
         (parent, sd.PATH, Literal(doc.path)),
         (parent, sd.INGEST_FORMAT, Literal(INGEST_FORMAT)),
+        (parent, sd.ORIGIN_KIND, Literal(doc.origin_kind)),
     ]
+    triples += [(parent, sd.IMPORTED, Literal(path)) for path in doc.imports]
+    if doc.scope_folder is not None:
+        triples.append((parent, sd.SCOPE_FOLDER, Literal(doc.scope_folder)))
     for glob in doc.applies_to:
         triples.append((parent, sd.APPLIES_TO, Literal(glob)))
         triples.append((parent, sd.MATCH_PREFIX, Literal(literal_prefix(glob))))

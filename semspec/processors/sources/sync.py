@@ -1,9 +1,13 @@
-"""Incremental SOP sync: unchanged files (same sha256) are skipped, changed ones replaced,
-deleted ones removed; a broken file is reported and keeps its previous version in the graph."""
+"""Incremental sync of SOPs and rule files: unchanged files (same sha256) are skipped, changed
+ones replaced, deleted ones removed; a broken file is reported and keeps its previous version in
+the graph. Rule files written for other tools (``rule_kinds``) are found among the files git
+tracks and read from the working tree (``rule_reader``); a ``CLAUDE.md``'s hash covers its
+imports, so editing an imported file re-ingests the rule."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +15,10 @@ from rdflib import Literal
 from rdflib.term import Node
 
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.sop_document import SopProblem, parse_sop
+from semspec.processors.sources.rule_document import read_rule
+from semspec.processors.sources.rule_kinds import RULE_KINDS, rule_files
+from semspec.processors.sources.rule_reader import RuleProblem, WorkingTreeReader
+from semspec.processors.sources.sop_document import SopDocument, SopProblem, parse_sop
 from semspec.processors.sources.sop_triples import INGEST_FORMAT, sop_triples
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.namespaces import SOP_GRAPH_PREFIX, sop_graph
@@ -29,6 +36,8 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    """A rule ingested without part of it: an import or glob refused, with why."""
 
     def as_dict(self) -> dict[str, object]:
         """The report as plain data for ``--json``."""
@@ -38,6 +47,7 @@ class SyncReport:
             "removed": self.removed,
             "skipped": self.skipped,
             "failed": [{"file": f, "problem": p} for f, p in self.failed],
+            "warnings": [{"file": f, "problem": p} for f, p in self.warnings],
         }
 
 
@@ -72,33 +82,24 @@ def _format(value: Node | None) -> int:
     return int(value.toPython()) if isinstance(value, Literal) else 1
 
 
-def sync_sources(store: GraphStore, repo: Path) -> SyncReport:
-    """Bring the graph in line with the SOP files under ``repo``; one named graph per file."""
+def sync_sources(
+    store: GraphStore, repo: Path, rule_kinds: Sequence[str] = tuple(RULE_KINDS)
+) -> SyncReport:
+    """Bring the graph in line with the SOP files under ``repo`` and the rule files of
+    ``rule_kinds`` it tracks; one named graph per file."""
     report = SyncReport()
     stored = stored_sops(store)
-    root = repo / SOP_DIR
-    files = sorted(root.rglob("*.md")) if root.is_dir() else []
     # Ids held by files that still exist; a deleted file's id is free for a new file at once.
     owners = {s.sop_id: path for path, s in stored.items() if (repo / path).is_file()}
     seen: set[str] = set()
-    for file in files:
-        rel = file.relative_to(repo).as_posix()
+    for rel, doc in _documents(repo, stored, rule_kinds, report):
         seen.add(rel)
-        data = file.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
         old = stored.get(rel)
-        if old is not None and old.source_hash == digest and old.ingest_format == INGEST_FORMAT:
-            report.skipped.append(rel)
+        if doc is None:
             continue
-        try:
-            doc = parse_sop(
-                _decode(data),
-                default_id=file.relative_to(root).with_suffix("").as_posix(),
-                path=rel,
-                source_hash=digest,
-            )
-        except SopProblem as problem:
-            report.failed.append((rel, str(problem)))
+        unchanged = old is not None and old.source_hash == doc.source_hash
+        if unchanged and old is not None and old.ingest_format == INGEST_FORMAT:
+            report.skipped.append(rel)
             continue
         owner = owners.get(doc.sop_id)
         if owner is not None and owner != rel:
@@ -115,6 +116,50 @@ def sync_sources(store: GraphStore, repo: Path) -> SyncReport:
             store.drop_graph(old.graph)
             report.removed.append(rel)
     return report
+
+
+_Found = tuple[str, SopDocument | None]
+"""A path the sync saw and its document; None keeps what the graph has (unchanged or broken)."""
+
+
+def _documents(
+    repo: Path, stored: dict[str, _Stored], rule_kinds: Sequence[str], report: SyncReport
+) -> list[_Found]:
+    found: list[_Found] = []
+    root = repo / SOP_DIR
+    for file in sorted(root.rglob("*.md")) if root.is_dir() else []:
+        rel = file.relative_to(repo).as_posix()
+        data = file.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        old = stored.get(rel)
+        if old is not None and old.source_hash == digest and old.ingest_format == INGEST_FORMAT:
+            found.append((rel, None))
+            report.skipped.append(rel)
+            continue
+        try:
+            doc = parse_sop(
+                _decode(data),
+                default_id=file.relative_to(root).with_suffix("").as_posix(),
+                path=rel,
+                source_hash=digest,
+            )
+        except SopProblem as problem:
+            report.failed.append((rel, str(problem)))
+            found.append((rel, None))
+            continue
+        found.append((rel, doc))
+    reader = WorkingTreeReader(repo)
+    for rel, kind in rule_files(reader.paths(), rule_kinds):
+        try:
+            parsed = read_rule(reader, rel, kind)
+        except RuleProblem as problem:
+            report.failed.append((rel, str(problem)))
+            found.append((rel, None))
+            continue
+        report.warnings += [(rel, f"{what}: {why}") for what, why in parsed.refused]
+        if parsed.doc is not None:  # a rule file with no text is no rule (and is removed)
+            found.append((rel, parsed.doc))
+    return found
 
 
 def _decode(data: bytes) -> str:

@@ -33,12 +33,26 @@ class MatchedSop:
     requirements: list[str] = field(default_factory=list)
     chunks: list[str] = field(default_factory=list)
     taken: int = 0
+    origin: str = "sop"
+    """``sop``, or the rule-file kind it was read from (``rule_kinds``)."""
+    path: str = ""
+    """The file it was read from."""
+    imports: list[str] = field(default_factory=list)
+    """Files a ``CLAUDE.md`` imported into it."""
+    scope_folder: str | None = None
+    """The folder a nested rule file applies to; None for other rules."""
+    overrides: list[str] = field(default_factory=list)
+    """Ids of matched rules of its kind in folders above it: where they disagree, it wins."""
 
     # The texts are built once: the budget counts and joins them many times per SOP.
     @cached_property
     def heading(self) -> str:
         """The SOP's heading line in the context."""
-        return f"### SOP {self.sop_id}: {self.title or self.sop_id} ({self.severity})"
+        if self.origin == "sop":
+            return f"### SOP {self.sop_id}: {self.title or self.sop_id} ({self.severity})"
+        # A rule file's id is its path; its title is only worth repeating when it has one.
+        title = f": {self.title}" if self.title and self.title != self.sop_id else ""
+        return f"### Rule {self.sop_id}{title} ({self.severity})"
 
     @cached_property
     def core(self) -> str:
@@ -51,8 +65,17 @@ class MatchedSop:
 
     @cached_property
     def parent(self) -> str:
-        """Heading, the globs it applies to, summary and numbered requirements."""
-        lines = [self.heading, f"Applies to: {', '.join(self.applies_to)}"]
+        """Heading, origin, the globs it applies to, precedence, summary and requirements."""
+        lines = [self.heading]
+        if self.origin != "sop":
+            imported = f"; imports {', '.join(self.imports)}" if self.imports else ""
+            lines.append(f"Origin: {self.path} ({self.origin}{imported})")
+        lines.append(f"Applies to: {', '.join(self.applies_to)}")
+        if self.overrides:
+            lines.append(
+                f"Takes precedence over {', '.join(self.overrides)} where they disagree "
+                "(the nearest one wins)"
+            )
         if self.summary:
             lines.append(f"Summary: {self.summary}")
         return "\n".join([*lines, *self.core.split("\n")[1:]])
@@ -93,10 +116,14 @@ def _load(
     parents = {
         str(row["sop"]): _parent(row, sorted(globs[str(row["sop"])]))
         for row in store.select(
-            f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements WHERE {{
+            f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements ?path ?origin ?folder
+       (GROUP_CONCAT(DISTINCT ?imported; SEPARATOR="\\n") AS ?imports) WHERE {{
   GRAPH ?g {{ ?sop <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.SEVERITY}> ?severity ;
-                 <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements }}
-}}""",
+                 <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements ; <{sd.PATH}> ?path .
+    OPTIONAL {{ ?sop <{sd.ORIGIN_KIND}> ?origin }}
+    OPTIONAL {{ ?sop <{sd.SCOPE_FOLDER}> ?folder }}
+    OPTIONAL {{ ?sop <{sd.IMPORTED}> ?imported }} }}
+}} GROUP BY ?sop ?id ?title ?severity ?summary ?requirements ?path ?origin ?folder""",
             sops,
         )
     }
@@ -115,8 +142,27 @@ def _load(
         parent = parents.get(sop_of[str(row["g"])])
         if parent is not None:
             parent.chunks = unpacked_chunks(str(row["chunks"]))
+    return ordered(list(parents.values()))
+
+
+def ordered(sops: list[MatchedSop]) -> list[MatchedSop]:
+    """``sops`` most severe first, then by id, each nested rule told which it overrides."""
+    for sop in sops:
+        if sop.scope_folder is not None:
+            sop.overrides = sorted(
+                other.sop_id
+                for other in sops
+                if other.origin == sop.origin
+                and other.scope_folder is not None
+                and _above(other.scope_folder, sop.scope_folder)
+            )
     rank: dict[str, int] = {name: i for i, name in enumerate(SEVERITIES)}
-    return sorted(parents.values(), key=lambda s: (rank.get(s.severity, 99), s.sop_id))
+    return sorted(sops, key=lambda s: (rank.get(s.severity, 99), s.sop_id))
+
+
+def _above(folder: str, inner: str) -> bool:
+    """Whether ``folder`` strictly contains ``inner`` ('' is the root)."""
+    return folder != inner and (folder == "" or inner.startswith(folder + "/"))
 
 
 def unpacked_chunks(packed: str) -> list[str]:
@@ -134,7 +180,12 @@ def unpacked_chunks(packed: str) -> list[str]:
 
 
 def _parent(row: Row, globs: list[str]) -> MatchedSop:
+    folder = row.get("folder")
     return MatchedSop(
+        origin=str(row.get("origin") or "sop"),
+        path=str(row["path"]),
+        imports=[p for p in str(row.get("imports") or "").split("\n") if p],
+        scope_folder=None if folder is None else str(folder),
         sop_id=str(row["id"]),
         severity=str(row["severity"]),
         title=str(row["title"]),

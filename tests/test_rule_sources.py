@@ -1,0 +1,209 @@
+"""Rule files of other tools (AGENTS.md, CLAUDE.md, .cursor/rules, .github/instructions) read by
+``sources sync`` on a real Oxigraph store, hostile ones included: huge or unclosed front matter,
+import loops, imports that leave the repository, links, FIFOs and odd file names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from semspec.graph.store import GraphStore
+from semspec.processors.sources.catalog import list_sops, show_sop
+from semspec.processors.sources.claude_imports import MAX_IMPORT_DEPTH, import_tokens
+from semspec.processors.sources.rule_front_matter import (
+    MAX_FRONT_MATTER_LINES,
+    glob_list,
+    split_rule_front_matter,
+)
+from semspec.processors.sources.rule_reader import RuleProblem
+from semspec.processors.sources.sync import sync_sources
+from semspec.workflow.context.assembler_sops import matching_sops
+from tests.support.repos import make_repo
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "repo"
+    make_repo(root, files)
+    return root
+
+
+def test_nested_agents_files_apply_to_their_folder_and_the_nearest_takes_precedence(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "AGENTS.md": "# Root\n\nUse typed errors.\n",
+            "src/AGENTS.md": "# Src\n\nNever print in src.\n",
+            "src/app.py": "x = 1\n",
+            "docs/a.md": "doc\n",
+        },
+    )
+    report = sync_sources(store, repo)
+    assert report.added == ["AGENTS.md", "src/AGENTS.md"] and report.failed == []
+    entries = {e.sop_id: e for e in list_sops(store)}
+    assert entries["AGENTS.md"].applies_to == ["**"]
+    assert entries["src/AGENTS.md"].applies_to == ["src/**"]
+    assert {e.origin for e in entries.values()} == {"agents_md"}
+    in_src = matching_sops(store, ["src/app.py"])
+    assert [s.sop_id for s in in_src] == ["AGENTS.md", "src/AGENTS.md"]
+    assert in_src[1].overrides == ["AGENTS.md"]
+    assert "Takes precedence over AGENTS.md" in in_src[1].parent
+    assert [s.sop_id for s in matching_sops(store, ["docs/a.md"])] == ["AGENTS.md"]
+
+
+def test_cursor_globs_that_are_not_yaml_and_copilot_apply_to_are_read(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            ".cursor/rules/ts.mdc": "---\ndescription: TS\nglobs: *.ts, src/**/*.{tsx,jsx}\n"
+            "alwaysApply: false\nseverity: error\n---\n# TS\n\nNo any.\n",
+            ".cursor/rules/ask.mdc": "---\ndescription: Ask first\n---\nAsk before deleting.\n",
+            ".github/instructions/py.instructions.md": '---\napplyTo: "**/*.py"\n---\nShort.\n',
+            ".github/copilot-instructions.md": "Be kind.\n",
+        },
+    )
+    assert sync_sources(store, repo).failed == []
+    entries = {e.sop_id: e for e in list_sops(store)}
+    ts = entries[".cursor/rules/ts.mdc"]
+    assert (ts.applies_to, ts.severity, ts.origin) == (
+        ["*.ts", "src/**/*.jsx", "src/**/*.tsx"],
+        "error",
+        "cursor_rules",
+    )
+    # Cursor gives a rule without globs only when its agent asks: every file, at info.
+    assert (
+        entries[".cursor/rules/ask.mdc"].applies_to,
+        entries[".cursor/rules/ask.mdc"].severity,
+    ) == (
+        ["**"],
+        "info",
+    )
+    assert entries[".github/instructions/py.instructions.md"].applies_to == ["**/*.py"]
+    assert entries[".github/copilot-instructions.md"].applies_to == ["**"]
+    assert show_sop(store, ".cursor/rules/ts.mdc").summary == "TS"
+
+
+def test_huge_or_unclosed_front_matter_fails_that_file_alone(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    huge = "---\n" + "".join(f"k{i}: {'v' * 100}\n" for i in range(MAX_FRONT_MATTER_LINES - 5))
+    repo = _repo(
+        tmp_path,
+        {
+            ".cursor/rules/huge.mdc": huge + "---\nbody\n",
+            ".cursor/rules/open.mdc": "---\nglobs: '*'\n" + "x: y\n" * 5000,
+            "AGENTS.md": "# Fine\n\nStill read.\n",
+        },
+    )
+    report = sync_sources(store, repo)
+    failed = dict(report.failed)
+    assert "more than 8000 characters" in failed[".cursor/rules/huge.mdc"]
+    assert "no closing '---' within 100 lines" in failed[".cursor/rules/open.mdc"]
+    assert report.added == ["AGENTS.md"]
+
+
+def test_a_brace_bomb_glob_is_refused() -> None:
+    meta, _ = split_rule_front_matter("---\nglobs: " + "{a,b}" * 8 + "\n---\n")
+    with pytest.raises(RuleProblem, match="expands to more than"):
+        glob_list(meta, "globs")
+
+
+def test_claude_imports_stay_inside_the_repository_and_loops_end(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("TOP SECRET\n")
+    repo = _repo(
+        tmp_path,
+        {
+            "CLAUDE.md": "# Claude\n\nRead @docs/a.md, @../secret.md, @/etc/passwd, "
+            "@~/.ssh/id_rsa, @docs/../../secret.md and @link.md. `@docs/code.md` is code.\n"
+            "```\n@docs/code.md\n```\nMention @pytest.fixture in prose.\n",
+            "docs/a.md": "A text. Back to @../CLAUDE.md and on to @b.md\n",
+            "docs/b.md": "B text, which imports @a.md again.\n",
+            "docs/code.md": "CODE ONLY\n",
+        },
+    )
+    os.symlink(outside, repo / "link.md")
+    git = pygit2.Repository(str(repo))
+    git.index.add("link.md")
+    git.index.write()
+    report = sync_sources(store, repo)
+    assert report.failed == []
+    detail = show_sop(store, "CLAUDE.md")
+    text = "\n".join(detail.chunks)
+    assert "A text." in text and "B text" in text
+    assert "TOP SECRET" not in text and "CODE ONLY" not in text
+    assert detail.entry.imports == ["docs/a.md", "docs/b.md"]
+    warned = {problem.split(":")[0] for _, problem in report.warnings}
+    assert warned == {
+        "../secret.md",
+        "/etc/passwd",
+        "~/.ssh/id_rsa",
+        "docs/../../secret.md",
+        "link.md",
+    }
+    # Editing an imported file re-ingests the rule.
+    (repo / "docs" / "b.md").write_text("B changed.\n")
+    assert sync_sources(store, repo).updated == ["CLAUDE.md"]
+
+
+def test_claude_imports_stop_at_the_depth_bound(store: GraphStore, tmp_path: Path) -> None:
+    files = {"CLAUDE.md": "# C\n\nStart @d1.md\n"}
+    for i in range(1, MAX_IMPORT_DEPTH + 3):
+        files[f"d{i}.md"] = f"level {i} @d{i + 1}.md\n"
+    repo = _repo(tmp_path, files)
+    report = sync_sources(store, repo)
+    imports = show_sop(store, "CLAUDE.md").entry.imports
+    assert imports == [f"d{i}.md" for i in range(1, MAX_IMPORT_DEPTH + 1)]
+    assert any("imports deep" in p for _, p in report.warnings)
+
+
+def test_import_tokens_skip_code_and_emails() -> None:
+    text = "Mail me@example.com, see @a.md.\n`@b.md`\n```\n@c.md\n```\n(@d/e.md)"
+    assert import_tokens(text) == ["a.md", "d/e.md"]
+
+
+def test_a_fifo_or_a_link_in_place_of_a_rule_file_is_refused_without_waiting(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    repo = _repo(tmp_path, {"AGENTS.md": "# A\n\nText.\n", "src/AGENTS.md": "# S\n\nText.\n"})
+    (repo / "AGENTS.md").unlink()
+    os.mkfifo(repo / "AGENTS.md")
+    (repo / "src" / "AGENTS.md").unlink()
+    (repo / "src" / "AGENTS.md").symlink_to("/etc/hostname")
+    report = sync_sources(store, repo)
+    assert {f for f, _ in report.failed} == {"AGENTS.md", "src/AGENTS.md"}
+    assert all("not a regular file" in p for _, p in report.failed)
+
+
+def test_odd_file_names_are_bound_into_queries_not_formatted(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    name = 'we"ird} }\\ INSERT/AGENTS.md'
+    repo = _repo(tmp_path, {name: "# W\n\nText.\n"})
+    assert sync_sources(store, repo).added == [name]
+    assert [e.sop_id for e in list_sops(store)] == [name]
+    assert show_sop(store, name).entry.path == name
+
+
+def test_only_the_configured_kinds_are_read_and_a_dropped_kind_is_removed(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    repo = _repo(tmp_path, {"AGENTS.md": "# A\n\nText.\n", "CLAUDE.md": "# C\n\nText.\n"})
+    assert sync_sources(store, repo, ["agents_md", "claude_md"]).added == ["AGENTS.md", "CLAUDE.md"]
+    report = sync_sources(store, repo, ["agents_md"])
+    assert (report.skipped, report.removed) == (["AGENTS.md"], ["CLAUDE.md"])
+
+
+def test_the_config_names_every_kind_the_table_has() -> None:
+    from semspec.core.config.models import RULE_FILE_KINDS
+    from semspec.processors.sources.rule_kinds import RULE_KINDS
+
+    assert set(RULE_FILE_KINDS) == set(RULE_KINDS)
