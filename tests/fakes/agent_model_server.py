@@ -13,8 +13,9 @@
 
 A request that offers tools is a turn of the agent and gets the script's next reply; one
 without tools is a side request of the CLI (Claude Code's session title, say) and gets a short
-text, counted apart. Replies carry tool calls by name in the format of the request. Every
-request is recorded. Only the standard library: it runs inside the test process.
+text, counted apart. Every chat completion is a turn (Aider offers no tools). Replies carry
+tool calls by name in the format of the request. Every request is recorded. Only the standard
+library: it runs inside the test process.
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ class _State:
     ids: Iterator[int] = field(default_factory=itertools.count)
 
     def reply(self, path: str, body: Any) -> tuple[AgentReply, int]:
-        turn = isinstance(body, dict) and bool(body.get("tools"))
+        # Aider sends no tools (it edits through text): every chat completion is a turn.
+        turn = path.endswith("/chat/completions") or (
+            isinstance(body, dict) and bool(body.get("tools"))
+        )
         with self.lock:
             self.requests.append(Recorded(path, body, turn))
             serial = next(self.ids)

@@ -13,7 +13,8 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,7 @@ from semspec.agents.llm_factory import developer_for
 from semspec.agents.protocol import DeveloperRequest
 from semspec.core.config.models import RoleModel
 from semspec.core.sandbox import sandbox_for
-from tests.fakes.agent_model_server import AgentModelServer, calls
-from tests.fakes.llm_server import FakeLLMServer, FakeReply, call, text
+from tests.fakes.agent_model_server import AgentModelServer, AgentReply, calls, says
 from tests.test_agent_steps import Recorder
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
@@ -73,21 +73,53 @@ def pip_cli(requirement: str, executable: str) -> Path:
     return program
 
 
+NPM_CLIS = {
+    "Claude Code": ("@anthropic-ai/claude-code@2.1.197", "claude"),
+    "Codex CLI": ("@openai/codex@0.171.0", "codex"),
+}
+
+
+def npm_cli(package: str, executable: str) -> Path:
+    """The executable of the npm ``package`` installed in its own cached prefix."""
+    prefix = cache_root() / ("npm-" + package.lstrip("@").split("/")[-1].replace("@", "-"))
+    program = prefix / "node_modules" / ".bin" / executable
+    if program.exists():
+        return program
+    prefix.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        unavailable(f"{package} could not be installed with npm: {exc}")
+    if done.returncode != 0 or not program.exists():
+        unavailable(f"{package} could not be installed from npm: {done.stderr[-500:]}")
+    return program
+
+
 @pytest.fixture(scope="session")
 def bwrap() -> None:
     if sandbox_for("bwrap").bwrap is None:
         unavailable("bubblewrap does not work here")
 
 
-def documented_role(heading: str, base_url: str, program: Path) -> dict[str, Any]:
+PLACEHOLDER_SERVER = "http://127.0.0.1:8000"
+"""The model server the docs' configs name; the tests put the fake server's address there."""
+
+
+def documented_role(heading: str, server: AgentModelServer, program: Path) -> dict[str, Any]:
     """The developer role of the CLI's section of docs/providers.md, on the fake server's port
-    and with the installed executable's full path."""
+    and with the installed executable's full path; nothing else is changed."""
     page = DOCS.read_text(encoding="utf-8")
     section = page.split(f"#### {heading} ", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block is not None, f"docs/providers.md has no config block for {heading}"
     role: dict[str, Any] = yaml.safe_load(block.group(1))["models"]["developer"]
-    role["base_url"] = base_url
+    for key in ("base_url", "command"):
+        role[key] = role[key].replace(PLACEHOLDER_SERVER, server.root_url)
     executable, rest = role["command"].split(" ", 1)
     assert executable == program.name
     role["command"] = f"{program} {rest}"
@@ -140,67 +172,128 @@ AIDER_EDIT = (
     "calc.py\n```python\n<<<<<<< SEARCH\n    return a + b\n=======\n    return a + b\n\n\n"
     "def sub(a, b):\n    return a - b\n>>>>>>> REPLACE\n```\n"
 )
-SCRIPTS: dict[str, list[FakeReply]] = {
-    "mini-swe-agent": [
-        call("bash", {"command": EDIT_COMMAND}),
-        call("bash", {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}),
-    ],
-    "Aider": [text(AIDER_EDIT)],
+MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+MODEL, NO_ERROR = "model", False
+
+
+@dataclass(frozen=True)
+class Cli:
+    """One agent CLI: where it comes from, the model's side of a run that adds ``sub`` in its
+    own action format, what it needs exported, and the steps and tokens semspec should see."""
+
+    heading: str
+    """Its section of docs/providers.md."""
+    install: Callable[[], Path]
+    edit: list[AgentReply]
+    env: Callable[[AgentModelServer], dict[str, str]]
+    steps: list[tuple[str, str | None, bool]]
+    tokens: tuple[int, int] | None
+    """(input, output) the run reports; None for a CLI that reports none."""
+    loop: AgentReply
+    """A reply that, given again and again, keeps the agent running the same command."""
+
+
+def openai_env(server: AgentModelServer) -> dict[str, str]:
+    return {"OPENAI_API_BASE": server.base_url, "OPENAI_API_KEY": "sk-fake-agent-cli-key"}
+
+
+def anthropic_env(server: AgentModelServer) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": server.root_url, "ANTHROPIC_API_KEY": "sk-ant-fake-cli-key"}
+
+
+CLIS = {
+    "claude": Cli(
+        "Claude Code",
+        lambda: npm_cli(*NPM_CLIS["Claude Code"]),
+        [calls("Bash", {"command": EDIT_COMMAND, "description": "add sub"}), says("Added sub.")],
+        anthropic_env,
+        # Each message, the Bash call, and the tokens of the run's totals the lines left out.
+        [(MODEL, None, NO_ERROR), ("tool", "Bash", NO_ERROR)] + [(MODEL, None, NO_ERROR)] * 2,
+        # Two turns of (100, 20), though each message line says (100, 1): the rest comes from
+        # the result's totals. (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC drops the session
+        # title request; test_cli_stream_counts counts one.)
+        (200, 40),
+        calls("Bash", {"command": "ls", "description": "list"}),
+    ),
+    "codex": Cli(
+        "Codex CLI",
+        lambda: npm_cli(*NPM_CLIS["Codex CLI"]),
+        [calls("exec_command", {"cmd": EDIT_COMMAND}), says("Added sub.")],
+        openai_env,
+        [("tool", "command_execution", NO_ERROR), (MODEL, None, NO_ERROR)],
+        (200, 40),
+        calls("exec_command", {"cmd": "ls"}),
+    ),
+    "aider": Cli(
+        "Aider",
+        lambda: pip_cli(*PIP_CLIS["Aider"]),
+        [says(AIDER_EDIT)],
+        openai_env,
+        [("tool", "aider", NO_ERROR)],
+        None,
+        says("Nothing to change."),
+    ),
+    "mini-swe-agent": Cli(
+        "mini-swe-agent",
+        lambda: pip_cli(*PIP_CLIS["mini-swe-agent"]),
+        [calls("bash", {"command": EDIT_COMMAND}), calls("bash", {"command": MINI_SUBMIT})],
+        openai_env,
+        # Watched step by step in its trajectory file.
+        [(MODEL, None, NO_ERROR), ("tool", "bash", NO_ERROR)] * 2,
+        (200, 40),
+        calls("bash", {"command": "ls"}),
+    ),
 }
-"""The model's side of a run that adds ``sub``, in each CLI's own action format."""
 
 
-@pytest.mark.parametrize("cli", sorted(PIP_CLIS))
+@pytest.mark.parametrize("name", sorted(CLIS))
 async def test_the_documented_cli_config_edits_the_worktree_fenced(
-    cli: str,
+    name: str,
     bwrap: None,
     project: tuple[Path, Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    requirement, executable = PIP_CLIS[cli]
-    program = pip_cli(requirement, executable)
+    cli = CLIS[name]
+    program = cli.install()
     repo, worktree = project
-    with FakeLLMServer(SCRIPTS[cli]) as server:
-        monkeypatch.setenv("OPENAI_API_BASE", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-agent-cli-key")
-        role = RoleModel(**documented_role(cli, server.base_url, program))
+    with AgentModelServer(cli.edit) as server:
+        for key, value in cli.env(server).items():
+            monkeypatch.setenv(key, value)
+        role = RoleModel(**documented_role(cli.heading, server, program))
         recorder = Recorder()
 
         result = await developer_for(role, repo).develop(task(worktree), recorder)
-        calls = len(server.requests)
+        turns = len(server.turns)
 
     assert result.outcome == "submitted", result.summary
     assert (worktree / "calc.py").read_text(encoding="utf-8") == NEW_CALC
     assert changed(worktree) == ["calc.py"]  # no history, cache or trajectory left behind
-    assert calls == len(SCRIPTS[cli])
-    steps = [(step.kind, step.tool, step.error) for step in recorder.steps]
-    if cli == "mini-swe-agent":  # watched step by step in its trajectory file
-        assert steps == [("model", None, False), ("tool", "bash", False)] * 2
-        assert (result.usage.input_tokens, result.usage.output_tokens) == (20, 10)
-    else:  # one step per run
-        assert steps == [("tool", executable, False)]
-    home = repo / ".semspec" / "run" / "agent-homes" / "t1"
-    assert home.is_dir()
-    if cli == "mini-swe-agent":  # its trajectory went to its private home
-        assert (home / ".config" / "mini-swe-agent" / "last_mini_run.traj.json").is_file()
+    assert turns == len(cli.edit)
+    assert [(step.kind, step.tool, step.error) for step in recorder.steps] == cli.steps
+    if cli.tokens is not None:
+        assert (result.usage.input_tokens, result.usage.output_tokens) == cli.tokens
+    else:
+        assert result.usage.unpriced
+    assert (repo / ".semspec" / "run" / "agent-homes" / "t1").is_dir()
 
 
-async def test_a_looping_mini_swe_agent_is_stopped_between_two_steps_from_its_trajectory(
-    bwrap: None, project: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("name", ["claude", "codex", "mini-swe-agent"])
+async def test_a_looping_agent_cli_is_stopped_between_two_steps(
+    name: str, bwrap: None, project: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    requirement, executable = PIP_CLIS["mini-swe-agent"]
-    program = pip_cli(requirement, executable)
+    cli = CLIS[name]
+    program = cli.install()
     repo, worktree = project
-    with AgentModelServer(after=calls("bash", {"command": "ls"})) as server:
-        monkeypatch.setenv("OPENAI_API_BASE", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-agent-cli-key")
-        role = RoleModel(**documented_role("mini-swe-agent", server.base_url, program))
+    with AgentModelServer(after=cli.loop) as server:
+        for key, value in cli.env(server).items():
+            monkeypatch.setenv(key, value)
+        role = RoleModel(**documented_role(cli.heading, server, program))
         recorder = Recorder(stop="halt", stop_at=6)
 
         result = await developer_for(role, repo).develop(task(worktree), recorder)
-        calls_made = len(server.turns)
+        turns = len(server.turns)
 
     assert result.stopped == "halt", result.summary
     assert len(recorder.steps) >= 6
-    # Killed between two steps, not at timeout_s (1800 s): a poll or two after the sixth step.
-    assert calls_made < 15
+    # Killed between two steps, not at timeout_s (1800 s).
+    assert turns < 15
