@@ -8,39 +8,22 @@ the run's process group; ``semspec.core.sandbox.launch_argv`` writes ``SPEC``, a
   in the worker: ``preexec_fn`` is unsafe with threads, and the worker has many);
 - ``cgroup``: a cgroup folder the worker made (``semspec.core.cgroups``), joined first;
 - ``bwrap`` and ``argv``: bubblewrap's options and the command (no ``bwrap``: run unfenced);
-- ``net``: the network of a fenced run that may have one. bubblewrap makes an empty network
-  namespace whose first program, ``fence_forward.py``, says when the namespace is made and
-  waits; slirp4netns, started here on the namespace's first process (``--info-fd``), brings
-  ``tap0`` up with the host's loopback cut off (``--disable-host-loopback``), and only then
-  does the command start: it reaches other machines, never a port of this one. The loopback
-  addresses in ``allow`` (a model server on loopback) are reached through Unix sockets in a
-  private folder bound into the fence, where ``fence_forward.py`` listens on the same address
-  inside the namespace; here each socket connects to its one address only.
+- ``net``: the network of a fenced run that may have one, through slirp4netns without the
+  host's loopback (``fence_network.py``, loaded only then).
 
 ``docs/security.md`` ("Gates and command agents") says what this guards and what it leaves.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
+import importlib.util
 import json
 import os
 import resource
-import select
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import threading
-from pathlib import Path
 from typing import Any
 
-FORWARD_DIR = "/tmp/.semspec-net"
-"""Where the Unix sockets of the allowed addresses appear inside the fence."""
-READY_TIMEOUT_S = 20.0
 NO_START = 125
 """Exit status when the fence could not be set up (as ``env`` and container tools use)."""
 RLIMITS = {
@@ -51,18 +34,13 @@ RLIMITS = {
 }
 CPU_GRACE_S = 2
 """Past the CPU limit a process gets SIGXCPU, and this many seconds later SIGKILL."""
-NS_GET_USERNS = 0xB701
-"""ioctl on a namespace file: a descriptor of the user namespace that owns it (linux/nsfs.h)."""
-
-
-class LaunchError(Exception):
-    """The fence could not be set up; the message goes to the command's output."""
 
 
 def join_cgroup(folder: str) -> None:
     """Move this process (and so everything it starts) into ``folder``."""
     if folder:
-        Path(folder, "cgroup.procs").write_text(f"{os.getpid()}\n", encoding="ascii")
+        with open(os.path.join(folder, "cgroup.procs"), "w", encoding="ascii") as procs:
+            procs.write(f"{os.getpid()}\n")
 
 
 def user_tasks(uid: int) -> int:
@@ -98,179 +76,16 @@ def apply_limits(limits: dict[str, int]) -> None:
         resource.setrlimit(kind, (soft, hard))
 
 
-def child_pid(info_fd: int) -> int:
-    """The namespace's first process, as bubblewrap reports it on ``--info-fd``."""
-    data = b""
-    while True:
-        ready, _, _ = select.select([info_fd], [], [], READY_TIMEOUT_S)
-        if not ready:
-            raise LaunchError("bubblewrap did not report its namespace in time")
-        chunk = os.read(info_fd, 4096)
-        if not chunk:
-            break
-        data += chunk
-    try:
-        return int(json.loads(data)["child-pid"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise LaunchError(f"bubblewrap did not report its namespace: {data[:200]!r}") from exc
-
-
-def foreign_owner(pid: int) -> int | None:
-    """A descriptor of the user namespace owning ``pid``'s network namespace when it is not
-    ours (a worker without root: bubblewrap made one, and put the command in a second one
-    inside it, where slirp4netns would lack the right to configure the network), else None."""
-    net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    try:
-        owner = fcntl.ioctl(net, NS_GET_USERNS)
-    finally:
-        os.close(net)
-    if os.fstat(owner).st_ino == os.stat("/proc/self/ns/user").st_ino:
-        os.close(owner)
-        return None
-    return owner
-
-
-def start_slirp(slirp: str, pid: int, exit_fd: int, log: Any) -> subprocess.Popen[bytes]:
-    """slirp4netns on ``pid``'s namespace, returned once ``tap0`` is up (it ends when
-    ``exit_fd``'s other end closes)."""
-    ready_r, ready_w = os.pipe()
-    keep = [ready_w, exit_fd]
-    argv = [slirp, "--configure", "--mtu=65520", "--disable-host-loopback", "--enable-seccomp"]
-    argv += ["--ready-fd", str(ready_w), "--exit-fd", str(exit_fd), "--netns-type=path"]
-    owner = foreign_owner(pid)
-    if owner is not None:
-        keep.append(owner)
-        argv += ["--userns-path", f"/proc/self/fd/{owner}"]
-    argv += [f"/proc/{pid}/ns/net", "tap0"]
-    try:
-        process = subprocess.Popen(
-            argv, pass_fds=keep, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-        )
-    finally:
-        os.close(ready_w)
-        if owner is not None:
-            os.close(owner)
-    try:
-        ready, _, _ = select.select([ready_r], [], [], READY_TIMEOUT_S)
-        if not ready or os.read(ready_r, 1) != b"1":
-            process.kill()
-            process.wait()
-            log.seek(0)
-            said = log.read().decode("utf-8", "replace").strip()[-400:]
-            raise LaunchError(f"slirp4netns did not bring the network up: {said}")
-    finally:
-        os.close(ready_r)
-    return process
-
-
-def pump(source: socket.socket, sink: socket.socket) -> None:
-    """Copy ``source`` to ``sink`` until either side closes (as ``fence_forward.pump`` does:
-    the two files run in different processes, each on the standard library alone)."""
-    try:
-        while data := source.recv(65536):
-            sink.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for end in (source, sink):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
-
-
-def bridge(conn: socket.socket, address: tuple[str, int]) -> None:
-    """Join one connection from inside the fence to ``address``, the only one it may reach."""
-    try:
-        upstream = socket.create_connection(address, timeout=10)
-    except OSError:
-        conn.close()
-        return
-    upstream.settimeout(None)
-    back = threading.Thread(target=pump, args=(upstream, conn), daemon=True)
-    back.start()
-    pump(conn, upstream)
-    back.join()
-    conn.close()
-    upstream.close()
-
-
-def serve_allowed(folder: str, allowed: list[list[Any]]) -> None:
-    """A Unix socket ``<n>.sock`` in ``folder`` per allowed address, each bridged to it."""
-    for index, (host, port) in enumerate(allowed):
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(os.path.join(folder, f"{index}.sock"))
-        server.listen(64)
-        target = (str(host), int(port))
-        threading.Thread(target=accept_loop, args=(server, target), daemon=True).start()
-
-
-def accept_loop(server: socket.socket, address: tuple[str, int]) -> None:
-    while True:
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            return
-        threading.Thread(target=bridge, args=(conn, address), daemon=True).start()
-
-
-def inner_argv(
-    python: str, ready: int, go: int, allowed: list[list[Any]], argv: list[str]
-) -> list[str]:
-    """``argv`` behind ``fence_forward.py``: the handshake, then a listener per allowed
-    address inside."""
-    source = Path(__file__).with_name("fence_forward.py").read_text(encoding="utf-8")
-    forward = [
-        [host, int(port), f"{FORWARD_DIR}/{n}.sock"] for n, (host, port) in enumerate(allowed)
-    ]
-    plan = {"ready": ready, "go": go, "forward": forward}
-    return [python, "-I", "-S", "-c", source, json.dumps(plan), "--", *argv]
-
-
-def wait_ready(fd: int, what: str) -> None:
-    """Wait (bounded) for one byte ``1`` on ``fd``."""
-    ready, _, _ = select.select([fd], [], [], READY_TIMEOUT_S)
-    if not ready or os.read(fd, 1) != b"1":
-        raise LaunchError(f"{what} did not start")
-
-
-def run_with_network(bwrap: list[str], argv: list[str], net: dict[str, Any]) -> int:
-    """Run ``argv`` under bubblewrap in a namespace slirp4netns connects; its exit status."""
-    info_r, info_w = os.pipe()
-    ready_r, ready_w = os.pipe()
-    go_r, go_w = os.pipe()
-    exit_r, exit_w = os.pipe()
-    options = [*bwrap, "--info-fd", str(info_w)]
-    folder = ""
-    allowed = net.get("allow") or []
-    if allowed:
-        folder = tempfile.mkdtemp(prefix="semspec-net-")
-        serve_allowed(folder, allowed)
-        options += ["--bind", folder, FORWARD_DIR]
-    argv = inner_argv(net["python"], ready_w, go_r, allowed, argv)
-    slirp: subprocess.Popen[bytes] | None = None
-    try:
-        fenced = subprocess.Popen([*options, "--", *argv], pass_fds=(info_w, ready_w, go_r))
-        for fd in (info_w, ready_w, go_r):
-            os.close(fd)
-        try:
-            pid = child_pid(info_r)
-            wait_ready(ready_r, "the fence")
-            with tempfile.TemporaryFile() as log:
-                slirp = start_slirp(net["slirp4netns"], pid, exit_r, log)
-        except LaunchError:
-            fenced.kill()
-            fenced.wait()
-            raise
-        os.close(exit_r)
-        os.write(go_w, b"1")
-        os.close(go_w)
-        code = fenced.wait()
-        return code if code >= 0 else 128 - code
-    finally:
-        os.close(exit_w)  # slirp4netns ends when this closes
-        if slirp is not None:
-            slirp.wait()
-        if folder:
-            shutil.rmtree(folder, ignore_errors=True)
+def _load(name: str) -> Any:
+    """The sibling module ``name``, loaded from its file (this script's folder is not on
+    ``sys.path`` under ``-I``, and must not be: ``semspec/core`` would shadow the standard
+    library's ``logging``)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(args: list[str]) -> int:
@@ -288,10 +103,14 @@ def main(args: list[str]) -> int:
         apply_limits(spec.get("limits", {}))
         bwrap, argv, net = spec.get("bwrap") or [], spec["argv"], spec.get("net")
         if bwrap and net:
-            return run_with_network(bwrap, argv, net)
+            network = _load("fence_network")
+            try:
+                return int(network.run_with_network(bwrap, argv, net))
+            except network.LaunchError as exc:
+                raise OSError(str(exc)) from exc
         command = [*bwrap, "--", *argv] if bwrap else argv
         os.execvp(command[0], command)
-    except (LaunchError, OSError) as exc:
+    except OSError as exc:
         print(f"semspec: could not start {spec['argv'][0]}: {exc}", file=sys.stderr, flush=True)
         return NO_START
     return NO_START  # not reached: execvp does not return

@@ -55,6 +55,7 @@ FENCED_TMP = "/tmp"
 PROBE_TIMEOUT_S = 10.0
 SHELL = "/bin/sh"
 LAUNCHER = str(Path(__file__).with_name("fence_launch.py"))
+UNPRIVILEGED_PORT = 1024
 NETWORK_HINT = (
     "install bubblewrap and slirp4netns (apt-get install bubblewrap slirp4netns, dnf install "
     "bubblewrap slirp4netns), or accept that agent code reaches every loopback port of this "
@@ -201,7 +202,7 @@ class Sandbox:
         if fence.network:
             self.require_network()
         if self.bwrap is not None and fence.network:
-            reachable = [[host, port] for host, port in fence.reachable]
+            reachable = [[host, port] for host, port in _bindable(fence.reachable)]
             spec["net"] = {
                 "slirp4netns": self.slirp4netns,
                 "allow": reachable,
@@ -232,6 +233,20 @@ class Sandbox:
 
 UNFENCED = Sandbox("none", reason="no sandbox was chosen")
 """No fence, and no warning: for callers that chose none themselves (tests, tools)."""
+
+
+def _bindable(reachable: Sequence[Address]) -> Sequence[Address]:
+    """``reachable``, each of which the fence can listen on; ConfigError for one it cannot."""
+    for host, port in reachable:
+        # Without capabilities, ports below 1024 cannot be bound inside the fence.
+        if port < UNPRIVILEGED_PORT:
+            raise ConfigError(
+                f"the model server at {host}:{port} is on this machine's loopback below port "
+                f"{UNPRIVILEGED_PORT}, which a fenced command agent cannot be let in to",
+                field="models.developer.base_url",
+                hint=f"serve the model on a port of {UNPRIVILEGED_PORT} or above",
+            )
+    return reachable
 
 
 def bwrap_argv(bwrap: str, fence: Fence, argv: Sequence[str], cwd: Path) -> list[str]:

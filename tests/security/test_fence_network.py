@@ -295,7 +295,7 @@ def test_a_fenced_network_started_by_another_user_reaches_no_port_of_the_stack(
     home = foreign_user.home / "fence-net"
     worktree = home / "worktree"
     worktree.mkdir(parents=True)
-    for name in ("fence_launch.py", "fence_forward.py"):
+    for name in ("fence_launch.py", "fence_network.py", "fence_forward.py"):
         shutil.copy(Path(LAUNCHER).with_name(name), home / name)
     (worktree / "probe.py").write_text(PROBE, encoding="utf-8")
     (worktree / "ports.json").write_text(json.dumps(targets), encoding="utf-8")
@@ -331,3 +331,16 @@ def test_status_says_whether_agent_code_gets_a_network_off_the_loopback(
     assert "network: true gates and command agents will fail: slirp4netns is not on PATH" in (
         missing.stdout
     ), missing.stdout
+
+
+def test_a_model_server_on_a_low_loopback_port_is_a_config_error(
+    fenced: Sandbox, tmp_path: Path
+) -> None:
+    # Without capabilities the fence cannot listen below 1024; say so before anything runs.
+    fence = Fence(tmp_path, network=True, reachable=(("127.0.0.1", 80),))
+
+    with pytest.raises(ConfigError) as caught:
+        fenced.argv(["true"], fence, tmp_path)
+
+    assert caught.value.field == "models.developer.base_url"
+    assert "port of 1024 or above" in (caught.value.hint or "")
