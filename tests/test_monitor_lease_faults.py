@@ -212,21 +212,53 @@ async def hurt(proc: subprocess.Popen[bytes], fault: str) -> None:
     proc.send_signal(signal.SIGCONT)
 
 
-async def trial(nc: NATS, monitors: Monitors, heard: Heard, fault: str, name: str) -> str | None:
-    """One fault, then a conflict; None when exactly one monitor handled it in the bound, else
-    what went wrong (the lease holder and every monitor's role)."""
+def retries(name: str, tasks: int) -> list[MonitorEvent]:
+    """Load: retry events for ``tasks`` tasks until each escalates (one signal per task)."""
+    return [
+        loop_event("iteration", f"{name}-{t}", event_id=f"{name}-{t}-r{n}", retries=n)
+        for n in range(1, 6)
+        for t in range(tasks)
+    ]
+
+
+async def under_way(nc: NATS, share: int) -> None:
+    """Wait (bounded) until the consumer has acknowledged ``share`` more events than now."""
+    js = nc.jetstream()
+    start = (await js.consumer_info(MONITOR_STREAM, CONSUMER)).ack_floor
+    floor = (start.stream_seq or 0) if start is not None else 0
+    for _ in range(2000):
+        info = await js.consumer_info(MONITOR_STREAM, CONSUMER)
+        if info.ack_floor is not None and (info.ack_floor.stream_seq or 0) >= floor + share:
+            return
+        await asyncio.sleep(0.005)
+
+
+async def trial(
+    nc: NATS, monitors: Monitors, heard: Heard, fault: str, name: str, load: int = 0
+) -> str | None:
+    """One fault (with ``load`` tasks' retry events in flight), then a conflict; None when
+    exactly one monitor handled all of it in the bound, each signal once, else what went
+    wrong (the lease holder and every monitor's role)."""
     victim = await active_process(nc, monitors)
+    before = retries(f"{name}-load", load)
+    if before:
+        await publish(nc, before)
+        await under_way(nc, len(before) // 3)  # killed with events in hand and still to come
     await hurt(victim, fault)
     ended = time.monotonic()
     events = conflict(name)
-    expected, _ = one_monitor(events, RISK)
+    expected, _ = one_monitor(before + events, RISK)
     await publish(nc, events)
     while not all(heard.ids[i] for i in expected):
         if time.monotonic() - ended > BOUND + SLACK:
             holder = await active_holder(nc.jetstream())
             roles = {p.pid: monitors.role(p) for p in monitors.live()}
             who = holder.identity if holder else None
-            return f"{fault}: no halt within the bound; lease held by {who}; roles {roles}"
+            missing = sum(1 for i in expected if not heard.ids[i])
+            return (
+                f"{fault}: {missing} signals missing after the bound; lease held by {who};"
+                f" roles {roles}"
+            )
         await asyncio.sleep(0.05)
     try:
         await settled(nc, monitors)
@@ -241,7 +273,7 @@ async def trial(nc: NATS, monitors: Monitors, heard: Heard, fault: str, name: st
         await asyncio.sleep(0.05)
     repeated = [i for i in expected if heard.ids[i] != 1]
     if repeated:
-        return f"{fault}: a halt arrived more than once: {repeated}"
+        return f"{fault}: a signal arrived more than once: {repeated}"
     if fault == "kill":
         await monitors.add()  # keep the count of monitors for the next trial
         await settled(nc, monitors)
@@ -257,6 +289,16 @@ async def test_after_a_fault_exactly_one_monitor_consumes_within_the_bound(
         pytest.skip("a killed lone monitor has no one to take over (test_risk_restart.py)")
     async with stack(nats_server, temporal_client, tmp_path, count) as (nc, monitors, heard):
         failure = await trial(nc, monitors, heard, fault, f"{fault}-{count}")
+    assert failure is None, failure
+
+
+@pytest.mark.parametrize("count", [2, 3])
+async def test_after_a_kill_under_load_every_signal_arrives_once_within_the_bound(
+    nats_server: NatsServer, temporal_client: Client, tmp_path: Path, count: int
+) -> None:
+    """The issue's other zombie: a kill -9 of the active monitor mid-flood (1 of 4 runs)."""
+    async with stack(nats_server, temporal_client, tmp_path, count) as (nc, monitors, heard):
+        failure = await trial(nc, monitors, heard, "kill", f"loaded-{count}", load=30)
     assert failure is None, failure
 
 
