@@ -87,7 +87,13 @@ class Finding:
     file: str | None = None
     line: int | None = None
     sop_id: str | None = None
+    """The SOP or rule (its id: a rule file's path) the finding enforces, if one."""
     criterion: str | None = None
+    section: str | None = None
+    """The section (heading) of that SOP or rule."""
+    citation: str | None = None
+    """Set by semspec, not the reviewer: why the cited rule is suspect (it was not given to
+    the reviewer, or no such rule applies to the task)."""
 
 
 @dataclass(frozen=True)

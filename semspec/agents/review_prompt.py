@@ -17,7 +17,9 @@ Answer with ONE JSON object and nothing else, matching this JSON schema:
 
 Rules:
 - verdict is approve, request_changes, reject or need_more_info.
-- request_changes needs at least one finding; give file, line and the SOP id when one applies.
+- request_changes needs at least one finding; give file and line, and when the finding enforces
+  an SOP or rule of the project context, its id as sop_id (the name after "### SOP" or
+  "### Rule") and the heading of the section it comes from as section.
 - severity "error" is a violation of a requirement, "warning" a risk, "info" a remark.
 - noted_patterns lists conventions in the diff worth keeping (name, description, applies_to glob).
 - need_more_info only when you cannot decide from what you have: list 1 or 2 needed_evidence

@@ -35,8 +35,10 @@ class FindingModel(_Model):
     severity: Severity = "error"
     file: str | None = None
     line: int | None = Field(default=None, ge=1)
+    # The SOP or rule (a rule file's path) the finding enforces, and its section's heading.
     sop_id: str | None = None
     criterion: str | None = None
+    section: str | None = None
 
 
 class PatternModel(_Model):

@@ -1,4 +1,5 @@
-"""``semspec review context``: the context the reviewer would get, and its budget."""
+"""``semspec review context``: the context the reviewer would get, its budget, and which SOPs
+and rules it was given in full, cut, or left out (with each rule's origin)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def _relative(repo: Path, name: str) -> str:
     return rel
 
 
-def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None, str]:
-    """Task files, plan id and current diff of a submitted task."""
+def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None, str, str | None]:
+    """Task files, plan id, current diff and base commit of a submitted task."""
     from pathlib import Path as _Path
 
     from semspec.cli.runtime import run_with_client
@@ -57,7 +58,7 @@ def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None,
     if status.worktree and status.base_commit and _Path(status.worktree).is_dir():
         diff = worktree_diff(_Path(status.worktree), status.base_commit).patch
         diff = masked(_Path(status.worktree), diff)  # as the reviewer agent sees it
-    return list(status.task_files), status.plan_id, diff
+    return list(status.task_files), status.plan_id, diff, status.base_commit
 
 
 @app.command("context")
@@ -81,10 +82,13 @@ def context(
 
     cli = cli_context(ctx)
     diff = ""
+    base: tuple[Path, str] | None = None
     # Files given by hand must exist; a task's own files may be ones it creates.
     rel = [_relative(cli.repo, f) for f in files]
     if task_id is not None:
-        task_files, task_plan, diff = _from_task(ctx, task_id)
+        task_files, task_plan, diff, base_commit = _from_task(ctx, task_id)
+        # As the reviewer got them: the rule files of the task's base commit.
+        base = (cli.repo, base_commit) if base_commit else None
         rel = rel or task_files
         plan = plan or task_plan
     if not rel:
@@ -93,7 +97,7 @@ def context(
     store = open_graph(cli.config, cli.repo)
     try:
         assembled = assemble_for_review(
-            store, cli.config, rel, window, task_id=task_id, plan_id=plan, diff=diff
+            store, cli.config, rel, window, task_id=task_id, plan_id=plan, diff=diff, base=base
         )
     finally:
         store.close()
@@ -118,6 +122,27 @@ def context(
         ["section", "tokens", "share", "items", "trimmed", "dropped"],
         rows,
     )
+    if assembled.rules:
+        print_table(
+            cli.console,
+            "rules for these files"
+            + (
+                f" (rule files as on {assembled.rules_commit[:12]})"
+                if assembled.rules_commit
+                else ""
+            ),
+            ["rule", "origin", "severity", "given", "sections"],
+            [
+                (
+                    r.rule_id,
+                    r.origin,
+                    r.severity,
+                    r.given.replace("_", " "),
+                    f"{r.sections_given}/{r.sections_total}",
+                )
+                for r in assembled.rules
+            ],
+        )
     for note in assembled.notes[1:]:
         cli.console.print(f"note: {note}", markup=False, soft_wrap=True)
     for section in assembled.sections:

@@ -16,7 +16,12 @@ from semspec.graph.store import GraphStore
 from semspec.model.tokens import TokenCounter, count_tokens
 from semspec.processors.code_index.summary import file_summaries
 from semspec.workflow import knowledge
-from semspec.workflow.context.assembler_model import AssembledContext, AssemblyRequest, Section
+from semspec.workflow.context.assembler_model import (
+    AssembledContext,
+    AssemblyRequest,
+    RuleReport,
+    Section,
+)
 from semspec.workflow.context.assembler_sops import matching_sops
 from semspec.workflow.context.sop_budget import SopSelection
 
@@ -55,7 +60,9 @@ def assemble_review_context(
     ledger = _Ledger(max(budget, 0))
     notes = [f"budget {budget} tokens for {len(files)} task file(s)"]
 
-    selection = SopSelection(matching_sops(store, files))
+    selection = SopSelection(matching_sops(store, files, request.pinned_rules))
+    if request.rules_commit:
+        notes.append(f"rule files as on the base commit {request.rules_commit[:12]}")
     required = selection.core_tokens(count)
     if required > ledger.left:
         errors = [s.sop_id for s in selection.of("error")]
@@ -113,7 +120,33 @@ def assemble_review_context(
         budget_tokens=budget,
         used_tokens=ledger.used,
         notes=notes,
+        rules=rules_report(selection),
+        rules_commit=request.rules_commit,
     )
+
+
+def rules_report(selection: SopSelection) -> list[RuleReport]:
+    """Each matching SOP and rule, given in full, cut, or left out for the budget."""
+    out: list[RuleReport] = []
+    for sop in selection.sops:
+        form = selection.forms.get(sop.sop_id)
+        if form is None:
+            given, sections = "left_out", 0
+        else:
+            whole = form == "parent" and sop.taken == len(sop.chunks)
+            given, sections = ("full" if whole else "cut"), sop.taken
+        out.append(
+            RuleReport(
+                sop.sop_id,
+                sop.origin,
+                sop.path,
+                sop.severity,
+                given,
+                sections,
+                len(sop.chunks),
+            )
+        )
+    return out
 
 
 def _sop_section(selection: SopSelection, count: TokenCounter) -> tuple[Section, list[str]]:

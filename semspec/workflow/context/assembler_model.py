@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from semspec.processors.sources.sop_document import SopDocument
+
 
 @dataclass(frozen=True)
 class AssemblyRequest:
@@ -23,6 +25,11 @@ class AssemblyRequest:
     output_tokens: int = 1_000
     safety_margin: float = 0.15
     file_summaries: dict[str, str] | None = None
+    pinned_rules: tuple[SopDocument, ...] | None = None
+    """The rule files of the task's base commit (``processors.sources.pinned``); None takes
+    rule files from the graph (``review context --file`` without a task)."""
+    rules_commit: str | None = None
+    """The commit ``pinned_rules`` were read from, named in the notes."""
 
 
 @dataclass
@@ -46,6 +53,21 @@ class Section:
     item_tokens: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RuleReport:
+    """How much of one matching SOP or rule the reviewer was given."""
+
+    rule_id: str
+    origin: str
+    """``sop`` or the rule-file kind."""
+    path: str
+    severity: str
+    given: str
+    """``full``, ``cut`` (part of it: summary or sections left out) or ``left_out``."""
+    sections_given: int
+    sections_total: int
+
+
 @dataclass
 class AssembledContext:
     """The context text for the reviewer, section by section, with the budget it was cut to."""
@@ -55,6 +77,10 @@ class AssembledContext:
     budget_tokens: int
     used_tokens: int
     notes: list[str] = field(default_factory=list)
+    rules: list[RuleReport] = field(default_factory=list)
+    """Every SOP and rule that applies to the task files, and how much of it was given."""
+    rules_commit: str | None = None
+    """The base commit rule files were read from; None when they came from the graph."""
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for ``--json``."""

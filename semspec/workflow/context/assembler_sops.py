@@ -11,6 +11,7 @@ from functools import cached_property
 from rdflib import Literal, URIRef
 
 from semspec.graph.store import GraphStore, Row
+from semspec.processors.sources.sop_document import SopDocument
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.applies_to import any_matches, lookup_keys
 from semspec.vocabulary.namespaces import SOP_GRAPH_PREFIX
@@ -81,10 +82,41 @@ class MatchedSop:
         return "\n".join([*lines, *self.core.split("\n")[1:]])
 
 
-def matching_sops(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
-    """SOPs whose ``applies_to`` matches a task file, most severe first, then by id."""
+def matching_sops(
+    store: GraphStore, files: Sequence[str], pinned: Sequence[SopDocument] | None = None
+) -> list[MatchedSop]:
+    """SOPs and rules whose ``applies_to`` matches a task file, most severe first, then by id.
+
+    With ``pinned`` (the rule files of a task's base commit), rule files come from it and the
+    graph gives SOPs only: a task is reviewed against the rules it started from.
+    """
     if not files:
         return []
+    found = _from_graph(store, files)
+    if pinned is None:
+        return found
+    sops = [s for s in found if s.origin == "sop"]
+    rules = [_from_document(d) for d in pinned if any_matches(d.applies_to, files)]
+    return ordered([*sops, *rules])
+
+
+def _from_document(doc: SopDocument) -> MatchedSop:
+    return MatchedSop(
+        sop_id=doc.sop_id,
+        severity=doc.severity,
+        title=doc.title,
+        applies_to=sorted(doc.applies_to),
+        summary=doc.summary,
+        requirements=list(doc.requirements),
+        chunks=[c.content for c in doc.chunks],
+        origin=doc.origin_kind,
+        path=doc.path,
+        imports=list(doc.imports),
+        scope_folder=doc.scope_folder,
+    )
+
+
+def _from_graph(store: GraphStore, files: Sequence[str]) -> list[MatchedSop]:
     keys = {key for f in files for key in lookup_keys(f)}
     # A glob can only match a path when its literal prefix starts one of the path's lookup
     # keys, so every prefix of every key is looked up exactly (an index hit, not a scan);

@@ -91,8 +91,13 @@ from semspec.workflow.task.messages import (
 )
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.review_context import review_context_used
-from semspec.workflow.task.secret_guard import masked, refuse_secrets
+from semspec.workflow.task.rule_pinning import (
+    changed_rule_files,
+    check_citations,
+    rule_change_notes,
+)
 from semspec.workflow.task.scope import out_of_scope
+from semspec.workflow.task.secret_guard import masked, refuse_secrets
 from semspec.workflow.task.step_events import TurnObserver, step_outbox
 
 T = TypeVar("T")
@@ -211,7 +216,11 @@ async def _reviewer_turn(
     diff = await asyncio.to_thread(worktree_diff, Path(ws.path), ws.base_commit)
     # The reviewer's model sees the change with the worker's secrets and key shapes masked.
     patch = await asyncio.to_thread(masked, repo, diff.patch)
-    context, used = await asyncio.to_thread(review_context_used, repo, spec, patch)
+    context, used = await asyncio.to_thread(
+        review_context_used, repo, spec, patch, None, ws.base_commit
+    )
+    kinds = (await asyncio.to_thread(repo_config, repo)).sources.rules
+    flags = [*inp.flags, *rule_change_notes(diff.files, spec.task_files, kinds, ws.base_commit)]
     if inp.evidence:
         context = f"{context}\n\n## Requested evidence\n{inp.evidence}".strip()
     request = ReviewRequest(
@@ -224,13 +233,13 @@ async def _reviewer_turn(
         iteration=inp.events.iteration,
         gate_summary=inp.gate_summary,
         context=context,
-        flags=list(inp.flags),
+        flags=flags,
         cost_budget_usd=inp.cost_budget_usd,
         accept_unpriced=inp.accept_unpriced,
     )
     agent = await asyncio.to_thread(reviewer_agent, role, repo, bool(inp.evidence))
     try:
-        return await agent.review(request, observer), used
+        return check_citations(await agent.review(request, observer), used), used
     finally:
         await agent.aclose()
 
@@ -257,7 +266,9 @@ def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, Changes]:
     """
     repo = Path(spec.repo_path)
     diff = worktree_diff(Path(ws.path), ws.base_commit)
-    outside = out_of_scope(diff.files, spec.task_files, repo_config(repo).scope.allow)
+    config = repo_config(repo)
+    rule_files = changed_rule_files(diff.files, config.sources.rules)
+    outside = out_of_scope(diff.files, spec.task_files, config.scope.allow, rule_files)
     identity = repository_identity(str(repo), ws.base_commit)
     return diff, Changes(outside, identity, escaping_symlinks(Path(ws.path), diff.files))
 

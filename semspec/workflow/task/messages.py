@@ -417,6 +417,22 @@ class ContextItem:
 
 
 @dataclass(frozen=True)
+class RuleUse:
+    """How much of one SOP or rule the reviewer was given (``review context`` shows the same)."""
+
+    rule_id: str
+    origin: str
+    """``sop``, or the rule-file kind (``agents_md``, ``claude_md``, ``cursor_rules``,
+    ``copilot``)."""
+    path: str
+    severity: str
+    given: str
+    """``full``, ``cut`` or ``left_out`` (for the budget)."""
+    sections_given: int = 0
+    sections_total: int = 0
+
+
+@dataclass(frozen=True)
 class ReviewContextUse:
     """What the reviewer's assembled context held, so a reader can see what it was shown."""
 
@@ -427,6 +443,10 @@ class ReviewContextUse:
     """``section: label`` of each item the budget left out."""
     unlisted: int = 0
     """Items and left-out items beyond those listed: each review's record stays small."""
+    rules: list[RuleUse] = field(default_factory=list)
+    """Every SOP and rule that applied to the task files: given in full, cut or left out."""
+    rules_commit: str | None = None
+    """The base commit the rule files were read from; None when read from the graph."""
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from semspec.core.config.models import SemspecConfig
 from semspec.graph.store import GraphStore
+from semspec.processors.sources.pinned import rules_on_commit
 from semspec.workflow.context.assembler import assemble_review_context
 from semspec.workflow.context.assembler_model import AssembledContext, AssemblyRequest
 from semspec.workflow.context.windows import role_window_in
 from semspec.workflow.task.context_activities import graph_of, repo_config
-from semspec.workflow.task.messages import ContextItem, ReviewContextUse, TaskSpec
+from semspec.workflow.task.messages import ContextItem, ReviewContextUse, RuleUse, TaskSpec
 
 MAX_LISTED_ITEMS = 60
 """Items (and left-out items) a review records: the task's log carries one record per review."""
@@ -40,10 +41,16 @@ def assemble_for_review(
     task_id: str | None = None,
     plan_id: str | None = None,
     diff: str = "",
+    base: tuple[Path, str] | None = None,
 ) -> AssembledContext:
     """The reviewer's context for ``files`` in ``window`` tokens, with the reserved parts from
-    the config: the one builder of the review activity and ``semspec review context``."""
+    the config: the one builder of the review activity and ``semspec review context``.
+
+    ``base`` (repository, commit) pins the rule files to that commit: a task is reviewed
+    against the rules on its base commit, whatever its change or the synced graph holds.
+    """
     reviewer = config.context.reviewer
+    pinned = rules_on_commit(base[0], base[1], config.sources.rules) if base else None
     request = AssemblyRequest(
         task_files=tuple(files),
         plan_id=plan_id,
@@ -54,6 +61,8 @@ def assemble_for_review(
         working_memory_tokens=reviewer.working_memory_tokens,
         output_tokens=reviewer.output_tokens,
         safety_margin=reviewer.safety_margin,
+        pinned_rules=None if pinned is None else pinned.docs,
+        rules_commit=None if pinned is None else pinned.commit,
     )
     return assemble_review_context(store, request)
 
@@ -64,9 +73,14 @@ def review_context(repo: Path, spec: TaskSpec, diff: str, window_tokens: int | N
 
 
 def review_context_used(
-    repo: Path, spec: TaskSpec, diff: str, window_tokens: int | None = None
+    repo: Path,
+    spec: TaskSpec,
+    diff: str,
+    window_tokens: int | None = None,
+    base_commit: str | None = None,
 ) -> tuple[str, ReviewContextUse | None]:
-    """The reviewer's context text and what it held (None and "" without a graph)."""
+    """The reviewer's context text and what it held (None and "" without a graph); rule files
+    as on ``base_commit`` when given."""
     config = repo_config(repo)
     window = window_tokens or reviewer_window(repo, config, spec.reviewer.model)
     with graph_of(repo, config, create=False) as store:
@@ -80,6 +94,7 @@ def review_context_used(
             task_id=spec.task_id,
             plan_id=spec.plan_id,
             diff=diff,
+            base=(repo, base_commit) if base_commit else None,
         )
     return assembled.text, context_use(assembled)
 
@@ -94,6 +109,18 @@ def context_use(assembled: AssembledContext, most: int = MAX_LISTED_ITEMS) -> Re
     ]
     dropped = [f"{s.name}: {label}" for s in assembled.sections for label in s.dropped]
     unlisted = max(len(items) - most, 0) + max(len(dropped) - most, 0)
+    rules = [
+        RuleUse(
+            r.rule_id, r.origin, r.path, r.severity, r.given, r.sections_given, r.sections_total
+        )
+        for r in assembled.rules[:most]
+    ]
     return ReviewContextUse(
-        assembled.budget_tokens, assembled.used_tokens, items[:most], dropped[:most], unlisted
+        assembled.budget_tokens,
+        assembled.used_tokens,
+        items[:most],
+        dropped[:most],
+        unlisted,
+        rules,
+        assembled.rules_commit,
     )

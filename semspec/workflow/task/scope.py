@@ -20,14 +20,22 @@ def allowed_extra(path: str, allow: Iterable[str]) -> bool:
 
 
 def out_of_scope(
-    touched: Iterable[str], task_files: Iterable[str], allow: Iterable[str]
+    touched: Iterable[str],
+    task_files: Iterable[str],
+    allow: Iterable[str],
+    protected: Iterable[str] = (),
 ) -> list[str]:
     """Touched paths that are neither task files nor allowed extras, sorted.
 
-    A task that names no files has no scope to creep out of, so nothing is outside it.
+    A task that names no files has no scope to creep out of, so nothing is outside it. A
+    ``protected`` path (a rule file the reviewer judges by) is never an allowed extra: only
+    naming it among the task's files lets a task change it.
     """
     scope = set(task_files)
     if not scope:
         return []
     globs = list(allow)
-    return sorted({p for p in touched if p not in scope and not allowed_extra(p, globs)})
+    guarded = set(protected)
+    return sorted(
+        {p for p in touched if p not in scope and (p in guarded or not allowed_extra(p, globs))}
+    )
