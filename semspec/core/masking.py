@@ -135,6 +135,17 @@ class Masker:
             sorted(forms.values(), key=lambda f: (-len(f.text), f.text))
         )
         self._longest = max((len(f.text) for f in self.forms), default=0)
+        # A form and its cut forms end alike: text without that end holds none of them.
+        groups: dict[str, list[str]] = {}
+        for form in self.forms:
+            groups.setdefault(form.text[-MIN_SECRET_CHARS:], []).append(form.text)
+        self._groups = sorted(groups.items())
+        # Every beginning a held line may end with, and their last characters: most lines end
+        # with none of these, and are let go after one set lookup.
+        self._starts = {
+            f.text[:size] for f in self.forms for size in range(HELD_PREFIX_CHARS, len(f.text))
+        }
+        self._ends = {start[-HELD_PREFIX_CHARS:] for start in self._starts}
 
     def mask(self, text: str) -> str:
         """``text`` with every secret form (line breaks inside one included) and every
@@ -145,8 +156,9 @@ class Masker:
         """``text`` with the secret forms alone replaced (a line break inside one is kept)."""
         if not self.forms:
             return text
-        joined = _BREAKS.sub("", text)
-        found = [f.text for f in self.forms if f.text in joined]
+        joined = _without_breaks(text)
+        found = [f for key, group in self._groups if key in joined for f in group if f in joined]
+        found.sort(key=lambda f: (-len(f), f))
         if not found:
             return text
         if len(joined) == len(text):
@@ -171,15 +183,21 @@ class Masker:
         if not self.forms:
             return len(text)
         window = text[-2 * self._longest :]
+        joined = _without_breaks(window)
+        if joined[-HELD_PREFIX_CHARS:] not in self._ends:
+            return len(text)
         base = len(text) - len(window)
         breaks = [m.start() for m in _BREAKS.finditer(window)]
-        joined = _BREAKS.sub("", window)
-        for form in self.forms:
-            for size in range(min(len(form.text) - 1, len(joined)), HELD_PREFIX_CHARS - 1, -1):
-                if joined.endswith(form.text[:size]):
-                    start = _shifted(len(joined) - size, breaks)
-                    return text.rfind("\n", 0, base + start) + 1
+        tail = joined[-(self._longest - 1) :]
+        for skip in range(len(tail) - HELD_PREFIX_CHARS + 1):
+            if tail[skip:] in self._starts:
+                start = _shifted(len(joined) - len(tail) + skip, breaks)
+                return text.rfind("\n", 0, base + start) + 1
         return len(text)
+
+
+def _without_breaks(text: str) -> str:
+    return text.replace("\r", "").replace("\n", "")
 
 
 def _mask_spans(text: str, joined: str, found: list[str]) -> str:
