@@ -28,6 +28,7 @@ from temporalio.exceptions import ApplicationError
 from semspec.console.task_diff import task_diff
 from semspec.core.masking import MASK
 from semspec.core.secret_scan import SecretScan
+from semspec.workflow.gates.capture import OutputCapture
 from semspec.workflow.gates.runner import GateFencing, run_gate
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.git.worktree import ensure_worktree
@@ -94,6 +95,24 @@ def test_a_gate_printing_encoded_forms_of_a_gates_env_value_keeps_none(
     assert holding(log, encoded(value)) == [] and holding(result.output, encoded(value)) == []
     assert holding(log.replace("\n", ""), {"cut": value}) == []
     assert log.count(MASK) >= 5 and "cut: ***" in log and log.rstrip().endswith("end")
+
+
+def test_a_value_cut_by_line_breaks_across_separate_writes_is_masked_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    value = _token(80)
+    monkeypatch.setenv(HOOK, value)
+    wrapped = base64.b64encode(value.encode()).decode()  # 108 characters: base64 wraps at 76
+    lines = [f"key: {value[:30]}\n", f"{value[30:]}\n", f"{wrapped[:76]}\n", f"{wrapped[76:]}\n"]
+
+    with OutputCapture(tmp_path / "g.log", 10_000, secret_names=(HOOK,)) as capture:
+        for line in [*lines, "done\n"]:
+            capture.write(line.encode())
+
+    log = (tmp_path / "g.log").read_text(encoding="utf-8")
+    joined = log.replace("\n", "")
+    assert value not in joined and wrapped[4:-4] not in joined and value[40:60] not in log
+    assert log.startswith("key: ***\n") and log.endswith("done\n") and capture.text() == log
 
 
 def test_a_change_holding_the_workers_key_is_refused_naming_file_and_line(
