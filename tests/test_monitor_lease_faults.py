@@ -31,6 +31,8 @@ import pytest
 import yaml
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
+from nats.js import JetStreamContext
 from temporalio.client import Client
 
 from semspec.console.monitor_data import monitor_view
@@ -38,11 +40,12 @@ from semspec.console.state import template_environment
 from semspec.core.config.models import RiskConfig
 from semspec.core.run_folder import ServiceRecord, save_records
 from semspec.processors.risk_monitor.lease import active_holder
-from semspec.processors.risk_monitor.streams import CONSUMER, ensure_consumer
+from semspec.processors.risk_monitor.streams import CONSUMER, LEASE_BUCKET, ensure_consumer
 from semspec.services.presence import read_presence, ready_file
 from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS, monitor_subject
 from tests.support.monitor_events import loop_event, one_monitor
+from tests.support.nats_cluster import NatsCluster
 from tests.support.repos import make_repo
 from tests.support.running_monitor import monitor_process, wait_ready
 from tests.support.servers import NatsServer
@@ -87,13 +90,15 @@ class Monitors:
     nats_url: str
     temporal: str
     root: Path
+    env: dict[str, str] = field(default_factory=dict)
+    """Settings beside ``ENV`` (a cluster's credentials and replicas)."""
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     repos: dict[int, Path] = field(default_factory=dict)
 
     async def add(self) -> None:
         repo = self.root / f"m{len(self.repos)}"
         repo.mkdir()
-        proc = monitor_process(repo, self.nats_url, self.temporal, ENV)
+        proc = monitor_process(repo, self.nats_url, self.temporal, ENV | self.env)
         await wait_ready(repo, proc)
         self.procs.append(proc)
         self.repos[proc.pid] = repo
@@ -134,14 +139,23 @@ class Heard:
 
 @contextlib.asynccontextmanager
 async def stack(
-    nats_server: NatsServer, temporal_client: Client, root: Path, count: int
+    nats_server: NatsServer | NatsCluster, temporal_client: Client, root: Path, count: int
 ) -> AsyncIterator[tuple[NATS, Monitors, Heard]]:
-    nc = await nats.connect(nats_server.url)
     address = temporal_client.service_client.config.target_host
-    monitors = Monitors(nats_server.url, address, root)
+    if isinstance(nats_server, NatsCluster):
+        nc = await nats.connect(**nats_server.options())
+        env = {
+            "SEMSPEC_SERVICES__NATS__USER": nats_server.user,
+            "SEMSPEC_SERVICES__NATS__PASSWORD": nats_server.password,
+            "SEMSPEC_SERVICES__NATS__REPLICAS": "3",
+        }
+        monitors = Monitors(",".join(nats_server.urls), address, root, env)
+    else:
+        nc = await nats.connect(nats_server.url)
+        monitors = Monitors(nats_server.url, address, root)
     heard = Heard()
     try:
-        await reset(nc)
+        await reset(nc, 3 if monitors.env else 1)
         await nc.subscribe(SIGNAL_SUBJECTS, cb=heard.on_msg)
         for _ in range(count):
             await monitors.add()
@@ -194,15 +208,26 @@ def conflict(trial: str) -> list[MonitorEvent]:
 
 
 async def publish(nc: NATS, events: list[MonitorEvent]) -> None:
+    """Publish ``events``, each tried again (same id: stored once) while JetStream elects."""
     js = nc.jetstream()
     for ev in events:
-        await js.publish(
-            monitor_subject(ev.kind), ev.to_json(), headers={"Nats-Msg-Id": ev.event_id}
-        )
+        for attempt in range(30):
+            try:
+                await js.publish(
+                    monitor_subject(ev.kind), ev.to_json(), headers={"Nats-Msg-Id": ev.event_id}
+                )
+                break
+            except NatsError:
+                if attempt == 29:
+                    raise
+                await asyncio.sleep(0.5)
 
 
 async def hurt(proc: subprocess.Popen[bytes], fault: str) -> None:
-    """SIGKILL the process, or SIGSTOP it for the named pause and SIGCONT it."""
+    """SIGKILL the process, or SIGSTOP it for the named pause and SIGCONT it ("none": the
+    test hurt something else)."""
+    if fault == "none":
+        return
     if fault == "kill":
         proc.send_signal(signal.SIGKILL)
         await asyncio.to_thread(proc.wait, 10)
@@ -300,6 +325,41 @@ async def test_after_a_kill_under_load_every_signal_arrives_once_within_the_boun
     async with stack(nats_server, temporal_client, tmp_path, count) as (nc, monitors, heard):
         failure = await trial(nc, monitors, heard, "kill", f"loaded-{count}", load=30)
     assert failure is None, failure
+
+
+@pytest.mark.cluster
+async def test_after_the_lease_buckets_nats_node_dies_exactly_one_monitor_consumes(
+    nats_cluster: NatsCluster, temporal_client: Client, tmp_path: Path
+) -> None:
+    """Three monitors on a 3-node cluster; the node leading the lease bucket is killed. Once
+    JetStream answers again (new stream leaders), the trial's bound applies as after a pause."""
+    async with stack(nats_cluster, temporal_client, tmp_path, 3) as (nc, monitors, heard):
+        js = nc.jetstream(timeout=10)
+        lease_stream = await js.stream_info(f"KV_{LEASE_BUCKET}")
+        assert lease_stream.cluster is not None
+        node = next(
+            i for i, n in enumerate(nats_cluster.nodes) if n.name == lease_stream.cluster.leader
+        )
+        nats_cluster.kill(node)
+        try:
+            await elected(js)
+            failure = await trial(nc, monitors, heard, "none", "node-loss")
+        finally:
+            nats_cluster.restart(node)
+    assert failure is None, failure
+
+
+async def elected(js: JetStreamContext) -> None:
+    """Wait (bounded) until the lease bucket and the loop events' stream have leaders again."""
+    deadline = time.monotonic() + 60
+    for stream in (f"KV_{LEASE_BUCKET}", MONITOR_STREAM):
+        while True:
+            with contextlib.suppress(NatsError):
+                info = await js.stream_info(stream)
+                if info.cluster is not None and info.cluster.leader:
+                    break
+            assert time.monotonic() < deadline, f"{stream} has no leader"
+            await asyncio.sleep(0.2)
 
 
 REPEATS = int(os.environ.get("LEASE_FAULT_TRIALS", "8"))
