@@ -15,6 +15,7 @@ from semspec.core.errors import GateError
 from semspec.core.sandbox import UNFENCED
 from semspec.workflow.gates.import_roots import (
     check_imports,
+    gate_import_roots,
     import_roots,
     python_path_env,
     top_level_names,
@@ -175,3 +176,20 @@ def test_missing_programs_are_one_error_naming_each() -> None:
     message = caught.value.message
     assert "gate 'lint' needs 'ruff'" in message and "gate 'type' needs 'mypy'" in message
     assert caught.value.hint is not None and caught.value.hint.startswith("install ruff")
+
+
+def test_a_gate_folder_with_a_project_of_its_own_adds_its_roots(tmp_path: Path) -> None:
+    """A monorepo: each member has its own pyproject.toml and src/; the gates run in them."""
+    root = tree(
+        tmp_path / "wt",
+        {
+            "packages/alpha/pyproject.toml": "[project]\nname = 'alpha'\n",
+            "packages/alpha/src/alpha/__init__.py": "",
+            "packages/beta/setup.py": "",
+            "packages/beta/beta/__init__.py": "",
+            "docs/conf.py": "",
+        },
+    )
+    found = gate_import_roots(root, ["packages/alpha", "packages/beta", "docs", "..", "."])
+    assert rel(root, found) == [".", "packages/alpha/src", "packages/beta"]
+    assert sorted(top_level_names(found)) == ["alpha", "beta"]

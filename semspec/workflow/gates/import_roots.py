@@ -118,6 +118,20 @@ def import_roots(worktree: Path) -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
+def gate_import_roots(worktree: Path, working_dirs: Iterable[str] = ()) -> list[Path]:
+    """``import_roots`` of the worktree, then of each folder in ``working_dirs`` that holds a
+    project of its own (``pyproject.toml``, ``setup.cfg`` or ``setup.py``)."""
+    root = Path(os.path.realpath(worktree))
+    roots = import_roots(root)
+    for working_dir in dict.fromkeys(working_dirs):
+        folder = _inside(root, working_dir)
+        if folder is None or folder == root:
+            continue
+        if any((folder / name).is_file() for name in ("pyproject.toml", "setup.cfg", "setup.py")):
+            roots += import_roots(folder)
+    return list(dict.fromkeys(roots))
+
+
 def python_path_env(env: Mapping[str, str], roots: Iterable[str | Path]) -> dict[str, str]:
     """``env`` with ``roots`` first on ``PYTHONPATH`` (before one ``gates.env`` passed on)."""
     first = [str(p) for p in roots]
@@ -163,11 +177,13 @@ async def python_import_path(
     env: Mapping[str, str],
     hidden: tuple[Path, ...] = (),
     gate: str = "gates",
+    working_dirs: Iterable[str] = (),
 ) -> tuple[str, ...]:
     """The folders to put first on the gates' ``PYTHONPATH`` (none when the worktree holds no
     Python package), checked with ``check_imports``; ``GateError`` when the gates would import
-    code from outside the worktree all the same."""
-    roots = await asyncio.to_thread(import_roots, worktree)
+    code from outside the worktree all the same. ``working_dirs`` are the gates' own folders:
+    one that is a Python project of its own (a monorepo's member) adds its roots."""
+    roots = await asyncio.to_thread(gate_import_roots, worktree, tuple(working_dirs))
     if not await asyncio.to_thread(top_level_names, roots):
         return ()
     await check_imports(worktree, roots, sandbox, python_path_env(env, roots), hidden, gate)

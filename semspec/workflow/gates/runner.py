@@ -173,7 +173,10 @@ async def run_gates(
     if specs:
         env = fencing.sandbox.env(child_env(fencing.env_names))
         first = specs[0].name
-        path = await python_import_path(worktree, fencing.sandbox, env, fencing.hidden, first)
+        folders = [spec.working_dir for spec in specs]
+        path = await python_import_path(
+            worktree, fencing.sandbox, env, fencing.hidden, first, folders
+        )
         fencing = replace(fencing, python_path=path)
     results = [
         await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat, fencing)
