@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from semspec.core.errors import ConfigError
 from semspec.core.sandbox import LAUNCHER, UNFENCED, Fence, Sandbox, sandbox_for
 from semspec.workflow.gates import GateFencing, GateSpec, run_gate
 from tests.fakes.llm_server import FakeLLMServer, call, text
+from tests.fakes.llm_task import APPROVE, NEW_CALC
 from tests.security.conftest import SYSTEM_PYTHON, ForeignUser
 from tests.support.stack import (
     Stack,
@@ -344,3 +347,37 @@ def test_a_model_server_on_a_low_loopback_port_is_a_config_error(
 
     assert caught.value.field == "models.developer.base_url"
     assert "port of 1024 or above" in (caught.value.hint or "")
+
+
+GATE_PROBE = (
+    "import socket, sys; ports = [{ports}]; opened = []\n"
+    "for port in ports:\n"
+    "    try:\n"
+    "        socket.create_connection(('127.0.0.1', port), timeout=2).close()\n"
+    "        opened.append(port)\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "tap0 = '0202000A' in open('/proc/net/route').read()\n"
+    "print('OPEN', opened, 'TAP0', tap0); sys.exit(1 if opened or not tap0 else 0)\n"
+)
+
+
+def test_a_tasks_network_gate_run_by_the_stacks_worker_reaches_none_of_its_ports(
+    stack: Stack, fenced: Sandbox
+) -> None:
+    # The whole path: the worker reads the repository's config and runs its gates.
+    ports = sorted(stack_ports(stack.run_dir))
+    code = GATE_PROBE.format(ports=", ".join(map(str, ports)))
+    gate = {"name": "net", "command": f"{sys.executable} -c {shlex.quote(code)}", "network": True}
+    repo = stack.sibling_repo(
+        "net-gate", {"gates": {"preset": "none", "additional": [gate], "sandbox": "bwrap"}}
+    )
+    task_id = f"net-{uuid.uuid4().hex[:8]}"
+    iterations = [{"developer": {"write": {"calc.py": NEW_CALC}}, "reviewer": APPROVE}]
+
+    done = stack.submit_scripted(task_id, iterations, "--wait", "--json", repo=repo)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["outcome"] == "approved", done.stdout
+    (log,) = (stack.root / "net-gate" / "run" / "logs" / task_id).rglob("net.log")
+    assert "OPEN [] TAP0 True" in log.read_text(encoding="utf-8")
