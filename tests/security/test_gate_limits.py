@@ -7,6 +7,7 @@ process group ends with the gate's cgroup. The limits here are low, so the bombs
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -18,8 +19,17 @@ from semspec.agents.protocol import DeveloperRequest
 from semspec.core.cgroups import make_run_cgroup
 from semspec.core.config.models import GatesConfig
 from semspec.core.errors import ConfigError
-from semspec.core.sandbox import UNFENCED, ChildLimits, Sandbox, choose_sandbox
+from semspec.core.sandbox import (
+    LAUNCHER,
+    SHELL,
+    UNFENCED,
+    ChildLimits,
+    Fence,
+    Sandbox,
+    choose_sandbox,
+)
 from semspec.workflow.gates import GateFencing, GateResult, GateSpec, run_gate
+from tests.security.conftest import SYSTEM_PYTHON, ForeignUser
 
 MAX_OUTPUT = 4_096
 LOW = ChildLimits(processes=64, memory_bytes=512 * 1024**2, file_size_bytes=1024**2, cpu_seconds=1)
@@ -193,3 +203,26 @@ async def test_a_command_agent_runs_under_the_same_limits(bwrap: Sandbox, tmp_pa
 
     assert result.outcome == "failed"
     assert "MemoryError" in result.summary
+
+
+def test_a_fork_bomb_of_a_worker_without_root_ends_at_its_process_limit(
+    bwrap: Sandbox, foreign_user: ForeignUser
+) -> None:
+    # Not root, RLIMIT_NPROC holds even where no cgroup can be made. The launcher runs as
+    # the other user with the system Python, as that user's worker would start it.
+    home = foreign_user.home / "limits"
+    worktree = home / "worktree"
+    worktree.mkdir(parents=True)
+    for name in ("fence_launch.py", "fence_network.py", "fence_forward.py"):
+        shutil.copy(Path(LAUNCHER).with_name(name), home / name)
+    for path in [home, worktree, *home.iterdir()]:
+        shutil.chown(path, user="nobody")
+    counting = "n=0; while :; do sleep 60 & n=$((n+1)); echo $n > started; done"
+    argv = bwrap.argv([SHELL, "-c", counting], Fence(worktree), worktree, ChildLimits(32))
+    launch = [SYSTEM_PYTHON, "-I", "-S", str(home / "fence_launch.py"), argv[-1]]
+
+    done = foreign_user.run(launch, timeout=60)
+
+    assert done.returncode == 2, done.stderr  # the shell's answer to a fork that failed
+    assert "Cannot fork" in done.stderr
+    assert int((worktree / "started").read_text(encoding="ascii")) < 32
