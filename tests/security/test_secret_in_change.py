@@ -35,7 +35,7 @@ from semspec.workflow.git.worktree import ensure_worktree
 from semspec.workflow.task.context_activities import checkpoint
 from semspec.workflow.task.messages import CheckpointInput, TaskSpec, TaskStatus, Workspace
 from semspec.workflow.task.secret_guard import refuse_secrets
-from tests.fakes.llm_server import FakeLLMServer, call, text
+from tests.fakes.llm_server import FakeLLMServer, FakeReply, call, text
 from tests.fakes.llm_task import approve_reply, fake_model_entry
 from tests.security.test_secrets_stay_out import files_holding, history_text
 from tests.support.repos import make_repo
@@ -187,13 +187,14 @@ def test_this_projects_own_source_holds_no_finding() -> None:
     assert SecretScan.of({}).findings(lines) == []
 
 
-def leaking_developer() -> list[object]:
-    """The fake Claude Code's model: write the key into ``leak.txt`` (plain, then base64)."""
+def leaking_developer(key: str) -> list[FakeReply]:
+    """The fake Claude Code's model: write the key into ``leak.txt`` (plain, then base64), then
+    name it in the turn's closing text (the step's summary)."""
     command = (
         f'printf "url = %s\\n" "${AGENT_KEY}" > leak.txt && '
         f'printf %s "${AGENT_KEY}" | base64 -w0 >> leak.txt && echo >> leak.txt'
     )
-    return [call("Bash", {"command": command}), text("wrote leak.txt")]
+    return [call("Bash", {"command": command}), text(f"wrote leak.txt with {key}")]
 
 
 def test_the_workers_key_written_by_a_command_agent_reaches_no_reviewer_store_or_commit(
@@ -204,7 +205,8 @@ def test_the_workers_key_written_by_a_command_agent_reaches_no_reviewer_store_or
     monkeypatch.setenv(HOOK, hook)
     leaks = {f"key {k}": v for k, v in encoded(key).items()}
     leaks |= {f"hook {k}": v for k, v in encoded(hook).items()}
-    with FakeLLMServer.for_roles(developer=leaking_developer(), reviewer=[approve_reply()]) as llm:
+    replies = leaking_developer(key)
+    with FakeLLMServer.for_roles(developer=replies, reviewer=[approve_reply()]) as llm:
         command = f"{sys.executable} {CLI} --base-url {llm.base_url} -p --output-format stream-json"
         developer = {"provider": "command", "model": "fake-model", "command": command,
                      "api_key_env": AGENT_KEY, "timeout_s": 120}  # fmt: skip

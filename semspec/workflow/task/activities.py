@@ -444,9 +444,12 @@ class TaskActivities:
             escaping_symlinks=changes.escaping_symlinks,
         )
         await self._emit(events, inp.events, "files", lambda: files)
+        # The summary goes into the history and an escalation's question: no secret of the
+        # worker's (an agent's own key included) in it.
+        summary = await asyncio.to_thread(masked, Path(spec.repo_path), result.summary)
         return DeveloperStep(
             outcome=result.outcome,
-            summary=result.summary,
+            summary=summary,
             tokens_used=result.tokens_used,
             reason=result.reason,
             files_touched=diff.files,
