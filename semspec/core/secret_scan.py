@@ -147,6 +147,6 @@ class SecretScan:
 
 def findings_text(findings: list[SecretFinding], limit: int = 10) -> str:
     """One line naming where the secrets are (at most ``limit`` places) and of what kind."""
-    shown = [f"{f.where()} ({f.kind})" for f in findings[:limit]]
-    more = f" and {len(findings) - limit} more" if len(findings) > limit else ""
-    return ", ".join(shown) + more
+    shown = [f"{f.where()} {f.kind}" for f in findings[:limit]]
+    more = f"; and {len(findings) - limit} more" if len(findings) > limit else ""
+    return "; ".join(shown) + more

@@ -58,8 +58,8 @@ def refuse_secrets(repo: Path, worktree: Path, base_commit: str) -> None:
     if not findings:
         return
     raise ApplicationError(
-        f"the change holds a secret at {findings_text(findings)}; it was not committed "
-        "(remove it, or abort the task)",
+        f"not committed: the change holds a secret ({findings_text(findings)}); remove it, "
+        "or abort the task",
         type=FallbackReason.SECRET_IN_CHANGE.value,
         non_retryable=True,
     )
