@@ -207,3 +207,70 @@ def test_the_config_names_every_kind_the_table_has() -> None:
     from semspec.processors.sources.rule_kinds import RULE_KINDS
 
     assert set(RULE_FILE_KINDS) == set(RULE_KINDS)
+
+
+def test_a_real_agents_md_of_a_third_party_repository_is_read_and_cut_by_the_budget(
+    tmp_path: Path,
+) -> None:
+    """Temporal's Core SDK (installed with temporalio) ships its own AGENTS.md, written by
+    people who never heard of semspec: it is read whole in a roomy window, in part in a tight
+    one, and left out in a tighter one, and ``review context`` says which."""
+    import json
+    import shutil
+
+    import temporalio
+    from typer.testing import CliRunner
+
+    from semspec.cli.app import app
+
+    source = Path(temporalio.__file__).parent / "bridge" / "sdk-core"
+    repo = tmp_path / "sdk-core"
+    shutil.copytree(source, repo)
+    git = pygit2.init_repository(str(repo))
+    git.index.add_all()
+    git.index.write()
+    rust = next(p for p in sorted(git.index, key=lambda e: e.path) if p.path.endswith(".rs")).path
+
+    def run(*args: str) -> dict[str, object]:
+        done = CliRunner().invoke(app, ["--repo", str(repo), *args, "--json"])
+        assert done.exit_code == 0, done.output
+        result: dict[str, object] = json.loads(done.stdout)
+        return result
+
+    synced = run("sources", "sync")
+    assert synced["added"] == ["AGENTS.md"] and synced["failed"] == []
+    rules = {window: run("review", "context", "-f", rust, "--window", window)["rules"]
+             for window in ("32000", "11800", "10000")}  # fmt: skip
+    given = {w: [(r["rule_id"], r["given"]) for r in rs] for w, rs in rules.items()}  # type: ignore[attr-defined]
+    assert given == {
+        "32000": [("AGENTS.md", "full")],
+        "11800": [("AGENTS.md", "cut")],
+        "10000": [("AGENTS.md", "left_out")],
+    }
+
+
+@pytest.mark.parametrize(
+    ("front", "globs", "description"),
+    [
+        # Shapes seen in published .mdc files: empty keys, unquoted globs starting with
+        # ``**`` (a YAML alias), flow lists, and keys nested under another tool's section.
+        ("description: \nglobs: \nalwaysApply: false", [], None),
+        (
+            "globs: **/agent/*.md,**/releases/*/a.md\nalwaysApply: false",
+            ["**/agent/*.md", "**/releases/*/a.md"],
+            None,
+        ),
+        ('description: TS\nglobs: ["src/**/*.ts"]', ["src/**/*.ts"], "TS"),
+        ("tools:\n  cursor:\n    globs:\n      - 'lib/**'\nname: x", [], None),
+        ("globs:\n  - 'a/**'\n  - \"b/*.py\"", ["a/**", "b/*.py"], None),
+    ],
+)
+def test_front_matter_of_real_shapes_is_read_without_yaml(
+    front: str, globs: list[str], description: str | None
+) -> None:
+    from semspec.processors.sources.rule_front_matter import text_value
+
+    meta, body = split_rule_front_matter(f"---\n{front}\n---\n# Body\n")
+    assert glob_list(meta, "globs") == globs
+    assert text_value(meta, "description") == description
+    assert body == "# Body\n"
