@@ -385,6 +385,12 @@ class AgentModelServer:
         """The requests that were turns of the agent."""
         return [r for r in self.requests if r.turn]
 
+    def play(self, script: Sequence[Step], after: Step = says("Done.")) -> None:
+        """Answer the next turns with ``script``, then ``after`` (for a server shared by tests)."""
+        with self._state.lock:
+            self._state.script = list(script)
+            self._state.after = after
+
     def remaining(self) -> int:
         with self._state.lock:
             return len(self._state.script)
