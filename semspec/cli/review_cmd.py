@@ -57,7 +57,7 @@ def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None,
     diff = ""
     if status.worktree and status.base_commit and _Path(status.worktree).is_dir():
         diff = worktree_diff(_Path(status.worktree), status.base_commit).patch
-        diff = masked(_Path(status.worktree), diff)  # as the reviewer agent sees it
+        diff = masked(cli.repo, diff)  # as the reviewer agent sees it
     return list(status.task_files), status.plan_id, diff, status.base_commit
 
 
