@@ -230,6 +230,7 @@ def test_the_workers_key_written_by_a_command_agent_reaches_no_reviewer_store_or
             shown = TaskStatus("t", "", "reviewer", 1, 0, 1, base_commit=status["base_commit"],
                                worktree=status["worktree"])  # fmt: skip
             console = asyncio.run(task_diff(shown, stack.repo))
+            review_context = stack.cli("review", "context", TASK_ID)
             worktree = Path(status["worktree"])
             leak_file = worktree / "leak.txt"
             assert leak_file.is_file(), json.dumps(status, indent=1)[:6000]
@@ -258,6 +259,8 @@ def test_the_workers_key_written_by_a_command_agent_reaches_no_reviewer_store_or
     assert reviewer_requests and all("leak.txt" in r for r in reviewer_requests[:1])
     assert [holding(r, leaks) for r in reviewer_requests if holding(r, leaks)] == []
     assert "leak.txt" in console.patch and holding(console.patch, leaks) == []
+    assert review_context.returncode == 0, review_context.stderr
+    assert holding(review_context.stdout, leaks) == []
     assert holding(history, leaks) == []
     assert holding(gate_log, leaks) == []
     # No file of the run folder but the worktree's own holds a form (events: NATS's store).
