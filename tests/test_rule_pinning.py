@@ -119,3 +119,52 @@ def test_findings_citing_a_rule_not_given_are_marked() -> None:
     assert marks[0] is None and marks[1] is None and marks[4] is None
     assert marks[2] == "cites notes.md, which was left out of the reviewer's context"
     assert marks[3] == "cites nowhere.md, which is no SOP or rule that applies to the task"
+
+
+def test_the_task_page_shows_the_rules_report_and_suspect_citations() -> None:
+    from dataclasses import asdict
+
+    from semspec.console.state import template_environment
+    from semspec.console.task_timeline import timeline
+    from semspec.workflow.context.assembler_model import AssembledContext, RuleReport
+    from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
+    from semspec.workflow.task.review_context import context_use
+
+    assembled = AssembledContext([], "", 1000, 10, rules_commit="c" * 40)
+    assembled.rules = [
+        RuleReport("AGENTS.md", "agents_md", "AGENTS.md", "warning", "full", 2, 2),
+        RuleReport("notes", "sop", ".semspec/sources/docs/sops/notes.md", "info", "left_out", 0, 3),
+    ]
+    review = {"findings": [], "context": asdict(context_use(assembled))}
+    findings = [
+        Finding("keep tests green", sop_id="AGENTS.md", section="Testing"),
+        Finding("<b>x</b>", sop_id="notes", citation="cites notes, which was left out"),
+    ]
+    verdict = ReviewStep("approve", "", findings, "r")
+    status = TaskStatus(
+        "t", "", "done", 1, 0, 1, log=[LogEntry(1, "review", "approve", review)],
+        last_verdict=verdict,
+    )  # fmt: skip
+    view = timeline(status)
+    assert view.last_context is not None and view.last_context.rules_commit == "c" * 40
+    html = (
+        template_environment()
+        .get_template("task.html")
+        .render(
+            task_id="t",
+            status=status,
+            problem="",
+            timeline=view,
+            cost="$0",
+            budget="",
+            diff={"problem": "none"},
+            request=None,
+            url_for=lambda *a, **k: "/",
+            active="",
+        )
+    )
+    assert 'data-rule="AGENTS.md" data-origin="agents_md" data-given="full"' in html
+    assert "sop (.semspec/sources/docs/sops/notes.md)" in html and "left out" in html
+    assert "Rule files as on the base commit cccccccccc." in html
+    assert "AGENTS.md, Testing: keep tests green" in html
+    assert 'data-citation="suspect"' in html and "&lt;b&gt;x&lt;/b&gt;" in html

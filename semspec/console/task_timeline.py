@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semspec.workflow.gates.types import GateResult
-from semspec.workflow.task.messages import ContextItem, LogEntry, ReviewContextUse, TaskStatus
+from semspec.workflow.task.messages import (
+    ContextItem,
+    LogEntry,
+    ReviewContextUse,
+    RuleUse,
+    TaskStatus,
+)
 
 RISK_KINDS = frozenset({"signal", "flag", "cancelled", "refused"})
 """Log kinds that say the risk monitor (or the loop's own check) stepped in."""
@@ -154,12 +160,28 @@ def _context(data: Mapping[str, Any]) -> ReviewContextUse | None:
         for i in _list(raw.get("items"))
         if isinstance(i, Mapping)
     ]
+    rules = [
+        RuleUse(
+            rule_id=str(r.get("rule_id", "")),
+            origin=str(r.get("origin", "")),
+            path=str(r.get("path", "")),
+            severity=str(r.get("severity", "")),
+            given=str(r.get("given", "")),
+            sections_given=_int(r.get("sections_given")),
+            sections_total=_int(r.get("sections_total")),
+        )
+        for r in _list(raw.get("rules"))
+        if isinstance(r, Mapping)
+    ]
+    commit = raw.get("rules_commit")
     return ReviewContextUse(
         budget_tokens=_int(raw.get("budget_tokens")),
         used_tokens=_int(raw.get("used_tokens")),
         items=items,
         dropped=[str(d) for d in _list(raw.get("dropped"))],
         unlisted=_int(raw.get("unlisted")),
+        rules=rules,
+        rules_commit=commit if isinstance(commit, str) else None,
     )
 
 
