@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from semspec.core.errors import GateError
 from semspec.core.sandbox import UNFENCED
+from semspec.workflow.gates.go_replace import check_go_replaces
 from semspec.workflow.gates.import_roots import (
     check_imports,
     gate_import_roots,
@@ -193,3 +195,52 @@ def test_a_gate_folder_with_a_project_of_its_own_adds_its_roots(tmp_path: Path) 
     found = gate_import_roots(root, ["packages/alpha", "packages/beta", "docs", "..", "."])
     assert rel(root, found) == [".", "packages/alpha/src", "packages/beta"]
     assert sorted(top_level_names(found)) == ["alpha", "beta"]
+
+
+def go_worktree(tmp_path: Path, go_mod: str) -> tuple[Path, Path]:
+    """A checkout with a go.mod, and a git worktree of it whose go.mod is ``go_mod``."""
+    checkout = tree(tmp_path / "checkout", {"go.mod": "module example.com/app\n", "lib/x.go": ""})
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(checkout)]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    worktree = checkout / ".semspec" / "run" / "worktrees" / "t1"
+    subprocess.run([*git, "worktree", "add", "-q", str(worktree)], check=True, capture_output=True)
+    (worktree / "go.mod").write_text(go_mod, encoding="utf-8")
+    return checkout, worktree
+
+
+@pytest.mark.parametrize(
+    "directive",
+    [
+        "replace example.com/lib => {checkout}/lib",
+        "replace example.com/lib v1.2.0 => ../../../../lib",
+        "replace (\n\texample.com/other => ./other\n\texample.com/lib => {checkout}/lib\n)",
+    ],
+    ids=["absolute", "relative", "block"],
+)
+def test_a_go_replace_into_the_checkout_is_refused(tmp_path: Path, directive: str) -> None:
+    checkout, worktree = go_worktree(tmp_path, "module example.com/app\n")
+    go_mod = "module example.com/app\n\n" + directive.format(checkout=checkout) + "\n"
+    (worktree / "go.mod").write_text(go_mod, encoding="utf-8")
+    with pytest.raises(GateError) as caught:
+        check_go_replaces(worktree, gate="test")
+    assert "go.mod replaces example.com/lib with " in caught.value.message
+    assert "which is the user's checkout" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "directive",
+    [
+        "replace example.com/lib => ./lib",
+        "replace example.com/lib => {elsewhere}",
+        "replace example.com/lib => example.com/fork v1.0.0",
+        "// replace example.com/lib => {checkout}/lib",
+    ],
+    ids=["inside", "another-repository", "module", "comment"],
+)
+def test_other_go_replaces_stay(tmp_path: Path, directive: str) -> None:
+    elsewhere = tree(tmp_path / "elsewhere", {"go.mod": "module example.com/lib\n"})
+    checkout, worktree = go_worktree(tmp_path, "module example.com/app\n")
+    go_mod = "module example.com/app\n" + directive.format(checkout=checkout, elsewhere=elsewhere)
+    (worktree / "go.mod").write_text(go_mod + "\n", encoding="utf-8")
+    check_go_replaces(worktree)

@@ -225,7 +225,7 @@ async def _refuse_outside(check: ImportCheck, worktree: Path, gate: str) -> None
         real = os.path.realpath(places[0])
         if real == root or real.startswith(root + os.sep):
             continue
-        checkout = await asyncio.to_thread(_checkout_of, worktree)
+        checkout = await asyncio.to_thread(checkout_of, worktree)
         whose = (
             " (the user's checkout)"
             if checkout and (real + os.sep).startswith(checkout + os.sep)
@@ -288,7 +288,7 @@ def _found(raw: Any) -> dict[str, list[str]]:
     return found
 
 
-def _checkout_of(worktree: Path) -> str | None:
+def checkout_of(worktree: Path) -> str | None:
     """The repository the worktree belongs to, from its ``.git`` file (``gitdir: R/.git/...``)."""
     text = _read_text(worktree / ".git")
     if text is None:

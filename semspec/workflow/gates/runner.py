@@ -38,6 +38,7 @@ from semspec.core.sandbox import (
 )
 from semspec.core.telemetry.spans import gate_span
 from semspec.workflow.gates.capture import UNCAPPED, OutputCapture
+from semspec.workflow.gates.go_replace import check_go_replaces
 from semspec.workflow.gates.import_roots import python_import_path, python_path_env
 from semspec.workflow.gates.missing_tools import refuse_missing_tools
 from semspec.workflow.gates.process_group import end_group
@@ -178,6 +179,7 @@ async def run_gates(
             worktree, fencing.sandbox, env, fencing.hidden, first, folders
         )
         fencing = replace(fencing, python_path=path)
+        await asyncio.to_thread(check_go_replaces, worktree, first)
     results = [
         await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat, fencing)
         for spec in specs
