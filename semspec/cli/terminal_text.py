@@ -26,8 +26,10 @@ _SEQUENCES = re.compile(
     """,
     re.VERBOSE,
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""C0 controls but tab and newline, DEL, and C1 controls: what is left after the sequences."""
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
+isolates (which make a terminal show text in another order than it runs): what is left after
+the sequences."""
 
 
 def strip_controls(text: str) -> str:
@@ -38,12 +40,25 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", _SEQUENCES.sub("", text))
 
 
+PIPE_WIDTH = 100_000
+"""Line width when the output is not a terminal: wide enough that nothing wraps. Rich would use
+80 columns, which splits addresses and the commands people copy out of CI logs and ``| less``;
+tables take their natural width (they do not expand), so a row stays one line."""
+
+
 class TerminalConsole(Console):
     """A rich ``Console`` that strips control sequences from every string it is given.
 
     Rich renders strings (arguments of ``print``, table cells and titles) through
-    ``render_str``; its own styling is added afterwards, so colours still work.
+    ``render_str``; its own styling is added afterwards, so colours still work. Writing to
+    anything but a terminal (a pipe, a file, a CI log) it never wraps: see ``PIPE_WIDTH``.
+    Rich honours ``NO_COLOR`` and prints no colour to a pipe.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kwargs.get("width") is None and not self.is_terminal:
+            self.width = PIPE_WIDTH
 
     def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
         return super().render_str(strip_controls(text), *args, **kwargs)
