@@ -8,16 +8,16 @@ folder the fence hides); its first argument is a JSON object, then ``--`` and th
   the namespace (its loopback included: slirp4netns configuring ``tap0`` at the same time made
   bubblewrap's own netlink requests fail now and then); the launcher then attaches slirp4netns
   and writes ``go`` once ``tap0`` is up, so the command never starts without its network.
-- ``forward``: ``[host, port, socket path]`` per allowed address; connections to it inside the
-  namespace are carried to the Unix socket, whose other end, outside, connects to that one
-  address only. The namespace's own loopback holds nothing else.
+- ``forward`` and ``channel``: ``[host, port]`` per allowed address, and an inherited socket
+  pair end. Each connection accepted on an allowed address inside the namespace is handed over
+  the channel (``SCM_RIGHTS``, with the address's index) to the launcher outside, which
+  connects it to that one address. The namespace's own loopback holds nothing else.
 
 Standard library only.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -27,42 +27,18 @@ import sys
 import threading
 
 
-def pump(source: socket.socket, sink: socket.socket) -> None:
-    """Copy ``source`` to ``sink`` until either side closes."""
-    try:
-        while data := source.recv(65536):
-            sink.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for end in (source, sink):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
-
-
-def carry(conn: socket.socket, path: str) -> None:
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        upstream.connect(path)
-    except OSError:
-        conn.close()
-        upstream.close()
-        return
-    back = threading.Thread(target=pump, args=(upstream, conn), daemon=True)
-    back.start()
-    pump(conn, upstream)
-    back.join()
-    conn.close()
-    upstream.close()
-
-
-def accept_loop(server: socket.socket, path: str) -> None:
+def hand_over(server: socket.socket, index: int, channel: socket.socket) -> None:
+    """Pass each connection ``server`` accepts, with ``index``, to the launcher outside."""
     while True:
         try:
             conn, _ = server.accept()
         except OSError:
             return
-        threading.Thread(target=carry, args=(conn, path), daemon=True).start()
+        with conn:
+            try:
+                socket.send_fds(channel, [bytes([index])], [conn.fileno()])
+            except OSError:
+                return
 
 
 def listen(host: str, port: int) -> list[socket.socket]:
@@ -101,10 +77,13 @@ def main(args: list[str]) -> int:
     command = args[args.index("--") + 1 :]
     wait_for_network(int(plan["ready"]), int(plan["go"]))
     if not plan["forward"]:
+        os.close(int(plan["channel"]))  # nothing to hand over: the command must not hold it
         os.execvp(command[0], command)
-    for host, port, path in plan["forward"]:
+    channel = socket.socket(fileno=int(plan["channel"]))
+    for index, (host, port) in enumerate(plan["forward"]):
         for server in listen(str(host), int(port)):
-            threading.Thread(target=accept_loop, args=(server, str(path)), daemon=True).start()
+            work = (server, index, channel)
+            threading.Thread(target=hand_over, args=work, daemon=True).start()
     code = subprocess.call(command)
     return code if code >= 0 else 128 - code
 

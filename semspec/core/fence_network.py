@@ -7,9 +7,10 @@ when the namespace is made and waits; slirp4netns, started here on the namespace
 (``--info-fd``), brings ``tap0`` up with the host's loopback cut off
 (``--disable-host-loopback``), and only then does the command start: it reaches other machines,
 never a port of this one. The loopback addresses in ``allow`` (a model server on loopback) are
-reached through Unix sockets in a private folder bound into the fence, where
-``fence_forward.py`` listens on the same address inside the namespace; here each socket
-connects to its one address only. Standard library only.
+the one exception: ``fence_forward.py`` listens on each inside the namespace and hands every
+connection it accepts over a socket pair (``SCM_RIGHTS``) to this process, outside, which
+connects it to that address and no other. No file, no port and no folder is shared, so nothing
+is left behind when the run is killed. Standard library only.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import fcntl
 import json
 import os
 import select
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -27,8 +27,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-FORWARD_DIR = "/tmp/.semspec-net"
-"""Where the Unix sockets of the allowed addresses appear inside the fence."""
 READY_TIMEOUT_S = 20.0
 NS_GET_USERNS = 0xB701
 """ioctl on a namespace file: a descriptor of the user namespace that owns it (linux/nsfs.h)."""
@@ -133,35 +131,38 @@ def bridge(conn: socket.socket, address: tuple[str, int]) -> None:
     upstream.close()
 
 
-def serve_allowed(folder: str, allowed: list[list[Any]]) -> None:
-    """A Unix socket ``<n>.sock`` in ``folder`` per allowed address, each bridged to it."""
-    for index, (host, port) in enumerate(allowed):
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(os.path.join(folder, f"{index}.sock"))
-        server.listen(64)
-        target = (str(host), int(port))
-        threading.Thread(target=accept_loop, args=(server, target), daemon=True).start()
-
-
-def accept_loop(server: socket.socket, address: tuple[str, int]) -> None:
+def serve_allowed(channel: socket.socket, allowed: list[tuple[str, int]]) -> None:
+    """Bridge each connection the fence hands over on ``channel`` (one byte: the index of the
+    allowed address it was made to) to that address; until the channel closes."""
     while True:
         try:
-            conn, _ = server.accept()
+            which, fds, _, _ = socket.recv_fds(channel, 1, 1)
         except OSError:
             return
-        threading.Thread(target=bridge, args=(conn, address), daemon=True).start()
+        if not which:
+            return
+        for fd in fds[1:]:
+            os.close(fd)
+        if not fds:
+            continue
+        try:
+            conn = socket.socket(fileno=fds[0])
+        except OSError:  # not a socket: nothing the fence's forwarder sends
+            os.close(fds[0])
+            continue
+        if which[0] >= len(allowed):
+            conn.close()
+            continue
+        threading.Thread(target=bridge, args=(conn, allowed[which[0]]), daemon=True).start()
 
 
 def inner_argv(
-    python: str, ready: int, go: int, allowed: list[list[Any]], argv: list[str]
+    python: str, plan: dict[str, Any], allowed: list[tuple[str, int]], argv: list[str]
 ) -> list[str]:
     """``argv`` behind ``fence_forward.py``: the handshake, then a listener per allowed
     address inside."""
     source = Path(__file__).with_name("fence_forward.py").read_text(encoding="utf-8")
-    forward = [
-        [host, int(port), f"{FORWARD_DIR}/{n}.sock"] for n, (host, port) in enumerate(allowed)
-    ]
-    plan = {"ready": ready, "go": go, "forward": forward}
+    plan = {**plan, "forward": [[host, port] for host, port in allowed]}
     return [python, "-I", "-S", "-c", source, json.dumps(plan), "--", *argv]
 
 
@@ -178,19 +179,19 @@ def run_with_network(bwrap: list[str], argv: list[str], net: dict[str, Any]) -> 
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     exit_r, exit_w = os.pipe()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     options = [*bwrap, "--info-fd", str(info_w)]
-    folder = ""
-    allowed = net.get("allow") or []
-    if allowed:
-        folder = tempfile.mkdtemp(prefix="semspec-net-")
-        serve_allowed(folder, allowed)
-        options += ["--bind", folder, FORWARD_DIR]
-    argv = inner_argv(net["python"], ready_w, go_r, allowed, argv)
+    allowed = [(str(host), int(port)) for host, port in net.get("allow") or []]
+    plan = {"ready": ready_w, "go": go_r, "channel": theirs.fileno()}
+    argv = inner_argv(net["python"], plan, allowed, argv)
     slirp: subprocess.Popen[bytes] | None = None
     try:
-        fenced = subprocess.Popen([*options, "--", *argv], pass_fds=(info_w, ready_w, go_r))
+        passed = (info_w, ready_w, go_r, theirs.fileno())
+        fenced = subprocess.Popen([*options, "--", *argv], pass_fds=passed)
         for fd in (info_w, ready_w, go_r):
             os.close(fd)
+        theirs.close()
+        threading.Thread(target=serve_allowed, args=(ours, allowed), daemon=True).start()
         try:
             pid = child_pid(info_r)
             wait_ready(ready_r, "the fence")
@@ -209,5 +210,4 @@ def run_with_network(bwrap: list[str], argv: list[str], net: dict[str, Any]) -> 
         os.close(exit_w)  # slirp4netns ends when this closes
         if slirp is not None:
             slirp.wait()
-        if folder:
-            shutil.rmtree(folder, ignore_errors=True)
+        ours.close()
