@@ -237,6 +237,9 @@ def test_the_workers_key_written_by_a_command_agent_reaches_no_reviewer_store_or
             written = leak_file.read_text(encoding="utf-8")
             gate_logs = sorted((stack.run_dir / "logs" / TASK_ID).rglob("forms.log"))
             gate_log = gate_logs[0].read_text(encoding="utf-8") if gate_logs else ""
+            # A human's approve does not override the scan: the commit is refused again.
+            answered = stack.cli("escalations", "resolve", TASK_ID, "--action", "approve")
+            final = stack.wait_status(TASK_ID, lambda s: bool(s["outcome"]), 60)
             stored = files_holding(stack.run_dir, leaks)
         objects = subprocess.run(
             ["git", "-C", str(stack.repo), "log", "--all", "-p", "--format=%H %s"],
@@ -251,7 +254,9 @@ def test_the_workers_key_written_by_a_command_agent_reaches_no_reviewer_store_or
     assert escalation is not None, status
     assert escalation["reason"] == "secret_in_change"
     assert "leak.txt:1" in escalation["message"] and "leak.txt:2" in escalation["message"]
-    assert status["commit_id"] in (None, "")
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert final["outcome"] == "failed", final
+    assert "not committed" in final["reason"] and final["commit_id"] in (None, "")
     assert pygit2.Repository(str(stack.repo)).lookup_branch(f"semspec/task/{TASK_ID}").target == (
         pygit2.Repository(str(stack.repo)).lookup_branch("main").target
     )
