@@ -1,5 +1,5 @@
 """The workflow's reviewer context uses the reviewer's real window: the configured
-``models.reviewer.context_window``, else the registry's figure, else 32,768; and
+``models.reviewer.context_window``, else the registry's figure, else its default profile's; and
 ``semspec review context`` shows the same text the review activity gives the reviewer."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from semspec.cli.app import app
 from semspec.core.config import load_config
-from semspec.core.config.models import GraphConfig
+from semspec.core.config.models import GraphConfig, RoleModel
 from semspec.graph.access import open_store
 from semspec.processors.code_index import index_repository
 from semspec.processors.sources.sync import SOP_DIR, sync_sources
-from semspec.workflow.context.windows import DEFAULT_WINDOW
+from semspec.workflow.context.windows import DEFAULT_WINDOW, role_window
 from semspec.workflow.task.messages import RoleSpec, TaskSpec
 from semspec.workflow.task.review_context import review_context, reviewer_window
 
@@ -61,8 +61,10 @@ def test_the_configured_reviewer_window_wins_then_the_registry_then_the_default(
     assert reviewer_window(configured, load_config(configured)) == 12_000
     assert reviewer_window(configured, load_config(configured), "unknown-model") == 12_000
     plain = _repo(tmp_path / "b", {})
-    assert reviewer_window(plain, load_config(plain)) == 32_000  # the registry's "scripted"
-    assert reviewer_window(plain, load_config(plain), "unknown-model") == DEFAULT_WINDOW
+    assert reviewer_window(plain, load_config(plain)) == 128_000  # the registry's "scripted"
+    # A model the registry does not hold is sized by the default profile, as the budget does.
+    assert reviewer_window(plain, load_config(plain), "unknown-model") == 128_000
+    assert role_window(RoleModel(model="unknown-model"), None) == DEFAULT_WINDOW
 
 
 def test_the_workflows_reviewer_context_is_cut_to_the_configured_window(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
 """Bounds that hold over a checkpoint, and the configured context window, on a real Temporal server.
 
 A checkpoint continues the task as a new run; what the new run carries is read from its status,
-its recorded history and the performance record in the graph. The scripted model's registry
-window is 32,000 tokens: a developer step of 25,000 tokens is red pressure there (a checkpoint
-before the next iteration) and green in a configured window of 100,000.
+its recorded history and the performance record in the graph. The developer's window is
+configured to 32,000 tokens: a developer step of 25,000 tokens is red pressure there (a
+checkpoint before the next iteration) and green in a configured window of 100,000.
 """
 
 from __future__ import annotations
@@ -79,6 +79,14 @@ def configure(repo: Path, models: dict[str, Any]) -> None:
     (repo / ".semspec").mkdir(exist_ok=True)
     text = yaml.safe_dump({"models": models})
     (repo / ".semspec" / "config.yaml").write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def git_repo(git_repo: Path) -> Path:
+    """The shared repository with a 32,000-token developer window, where ``RED`` is red
+    pressure (the registry's default profile has 128,000); a test may configure another."""
+    configure(git_repo, {"developer": {"context_window": 32_000}})
+    return git_repo
 
 
 async def settled(handle: WorkflowHandle[Any, Any]) -> TaskStatus:

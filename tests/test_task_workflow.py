@@ -192,7 +192,12 @@ async def test_a_pause_checkpoints_and_continues_in_a_fresh_run(
 async def test_red_context_pressure_checkpoints_to_a_branch_that_is_cleaned_up_at_the_end(
     temporal_client: Client, task_queue: str, worker: EventPublisher, git_repo: Path, tmp_path: Path
 ) -> None:
-    # The scripted model has a 32K window: 25K tokens in one developer step is red pressure.
+    # In a 32K window 25K tokens in one developer step is red pressure (the scripted model's
+    # registry window is 128K: the config sets the smaller one).
+    (git_repo / ".semspec").mkdir(exist_ok=True)
+    (git_repo / ".semspec" / "config.yaml").write_text(
+        "models:\n  developer: {context_window: 32000}\n", encoding="utf-8"
+    )
     script = write_script(
         tmp_path / "s.yaml",
         [

@@ -16,8 +16,8 @@ from semspec.core.path_refusal import os_refusal
 if TYPE_CHECKING:
     from semspec.model.profiles import ModelSpec, Role
     from semspec.workflow.context.budget import BudgetReport
+    from semspec.workflow.context.sizing import SizedRole
 
-DEFAULT_OUTPUT_TOKENS = 4_000
 EXIT_TOO_LARGE = 1
 
 
@@ -62,9 +62,11 @@ def count_task_files(texts: dict[str, str], spec: ModelSpec) -> tuple[dict[str, 
     return counts, estimator.approximate, estimator.encoding_name
 
 
-def _print_report(cli: CliContext, spec: ModelSpec, report: BudgetReport, how: str) -> None:
+def _print_report(cli: CliContext, sized: SizedRole, report: BudgetReport, how: str) -> None:
     out = cli.console
-    out.print(f"budget for model {spec.id} (token counts: {how})", markup=False)
+    out.print(f"budget for model {sized.model} (token counts: {how})", markup=False)
+    if sized.note:
+        out.print(f"note: {sized.note}", markup=False)
     width = max(len(line.label) for line in report.lines) + 2
     for line in report.lines:
         sign = line.sign or " "
@@ -96,8 +98,11 @@ def register(app: typer.Typer) -> None:
         ),
         plan_tokens: int = typer.Option(0, "--plan-tokens", min=0, help="Plan context tokens."),
         task_tokens: int = typer.Option(0, "--task-tokens", min=0, help="Task context tokens."),
-        output_tokens: int = typer.Option(
-            DEFAULT_OUTPUT_TOKENS, "--output-tokens", min=0, help="Estimated output tokens."
+        output_tokens: int | None = typer.Option(
+            None,
+            "--output-tokens",
+            min=0,
+            help="Estimated output tokens (default: the profile's largest reply, at most 4,000).",
         ),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
@@ -106,31 +111,47 @@ def register(app: typer.Typer) -> None:
         Exits 0 when the task fits, 1 when it is too large (split or refused), so scripts can
         check a task before submitting it.
         """
+        from semspec.core.config.roles import names_own_server
         from semspec.model.registry import load_registry
-        from semspec.workflow.context.budget import compute_budget
+        from semspec.model.role_check import check_role
         from semspec.workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
+        from semspec.workflow.context.sizing import raise_limit_hint, size_role, task_budget
 
         cli = cli_context(ctx)
         chosen_role = parse_role(role)
-        model_id = model or getattr(cli.config.models, chosen_role).model
-        spec = load_registry(cli.repo).get(model_id)
+        registry = load_registry(cli.repo)
+        configured = getattr(cli.config.models, chosen_role)
+        if model is not None:
+            configured = configured.model_copy(update={"model": model})
+            if model not in registry and not names_own_server(configured):
+                registry.get(model)  # a typo in --model: not found, with the near ids
+        # The worker's own checks and sizing (workflow/context/sizing.py), so `budget` accepts
+        # and sizes every role the worker runs, e.g. any model of the user's own server.
+        check_role(configured, cli.repo, name=chosen_role)
+        sized = size_role(configured, registry)
+        spec = sized.spec
         counts, approximate, encoding = count_task_files(read_task_files(cli, files), spec)
-        system = spec.context.system_prompt_overhead if system_tokens is None else system_tokens
-        report = compute_budget(
-            spec.context,
-            system,
-            plan_tokens,
-            task_tokens,
-            output_tokens,
-            counts,
+        report = task_budget(
+            sized,
             cli.config.context,
+            counts,
+            task_tokens=task_tokens,
+            plan_tokens=plan_tokens,
+            system_tokens=system_tokens,
+            output_tokens=output_tokens,
         )
+        raise_hint = None
+        if any(r.code == "file_tokens_over_limit" for r in report.reasons):
+            raise_hint = raise_limit_hint(sized, report, cli.config.context, chosen_role)
         split: list[list[str]] | Refusal | None = None
         if not report.fits:
             split = plan_subtasks(counts, {}, limits_from_budget(report))
         if as_json:
             data: dict[str, Any] = {
-                "model": spec.id,
+                "model": sized.model,
+                "profile": spec.id,
+                "note": sized.note,
+                "raise_limit": raise_hint,
                 "encoding": encoding,
                 "approximate": approximate,
                 **dataclasses.asdict(report),
@@ -140,12 +161,14 @@ def register(app: typer.Typer) -> None:
             print_json(cli.console, data)
             raise typer.Exit(EXIT_TOO_LARGE if not report.fits else 0)
         how = f"{encoding}, {'approximate' if approximate else 'exact'}"
-        _print_report(cli, spec, report, how)
+        _print_report(cli, sized, report, how)
         if isinstance(split, Refusal):
             cli.console.print(f"cannot decompose: {split.message}", markup=False)
         elif split:
             cli.console.print("suggested subtasks:", markup=False)
             for number, group in enumerate(split, start=1):
                 cli.console.print(f"  {number}. {', '.join(group)}", markup=False)
+        if raise_hint is not None:
+            cli.console.print(f"to raise the file limit: {raise_hint}", markup=False)
         if not report.fits:
             raise typer.Exit(EXIT_TOO_LARGE)

@@ -10,12 +10,13 @@ import typer
 
 from semspec.cli import budget_cmd
 from semspec.cli.budget_cmd import parse_role, read_task_files
-from semspec.cli.context import cli_context
+from semspec.cli.context import CliContext, cli_context
 from semspec.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
     from semspec.model.performance import PerformanceHistory
     from semspec.model.profiles import ModelSpec
+    from semspec.model.registry import ModelRegistry
 
 app = typer.Typer(help="The model registry and model assignment.", no_args_is_help=True)
 
@@ -63,8 +64,12 @@ def list_models(
     cli = cli_context(ctx)
     registry = load_registry(cli.repo)
     specs = registry.for_role(parse_role(role)) if role is not None else list(registry)
+    limits = _file_limits(cli, registry, specs)
     if as_json:
-        print_json(cli.console, [spec.model_dump(mode="json") for spec in specs])
+        rows_json = [
+            {**spec.model_dump(mode="json"), "file_token_limit": limits[spec.id]} for spec in specs
+        ]
+        print_json(cli.console, rows_json)
         return
     rows = [
         (
@@ -74,7 +79,7 @@ def list_models(
             spec.tokenizer or "approx",
             f"{spec.context.context_window:,}",
             f"{spec.context.sweet_spot:,}",
-            f"{spec.context.recommended_max_file_tokens:,}",
+            f"{limits[spec.id]:,}",
             _cost(spec),
             _as_of(spec),
         )
@@ -92,8 +97,32 @@ def list_models(
         "price as of",
     )
     print_table(cli.console, None, columns, rows)
+    cli.console.print(
+        "max file: tokens of task files one task may hold, as `semspec budget` and the worker "
+        "compute it (the config's context section and configured windows applied)",
+        markup=False,
+        soft_wrap=True,
+    )
     for source, ids in _sources(specs).items():
         cli.console.print(f"price source {source}: {', '.join(ids)}", markup=False)
+
+
+def _file_limits(
+    cli: CliContext, registry: ModelRegistry, specs: list[ModelSpec]
+) -> dict[str, int]:
+    """Each model's file token limit, from the function the budget check uses; a model a
+    configured role names gets that role's configured window."""
+    from semspec.core.config.models import RoleModel
+    from semspec.workflow.context.sizing import file_limit, size_role
+
+    config = cli.config
+    roles = {role.model: role for role in (config.models.reviewer, config.models.developer)}
+    return {
+        spec.id: file_limit(
+            size_role(roles.get(spec.id, RoleModel(model=spec.id)), registry), config.context
+        )
+        for spec in specs
+    }
 
 
 def _price_lines(spec: ModelSpec) -> list[tuple[str, str]]:
@@ -129,6 +158,7 @@ def show(
         print_json(cli.console, spec.model_dump(mode="json"))
         return
     context = spec.context
+    limit = _file_limits(cli, load_registry(cli.repo), [spec])[spec.id]
     lines = [
         ("id", spec.id),
         ("provider", spec.provider),
@@ -139,7 +169,8 @@ def show(
         ("context window", f"{context.context_window:,}"),
         ("effective context", f"{context.effective_context:,}"),
         ("sweet spot", f"{context.sweet_spot:,}"),
-        ("max file tokens", f"{context.recommended_max_file_tokens:,}"),
+        ("recommended max file tokens", f"{context.recommended_max_file_tokens:,}"),
+        ("file token limit", f"{limit:,} (as `semspec budget` computes it)"),
         *_price_lines(spec),
     ]
     width = max(len(name) for name, _ in lines)

@@ -404,7 +404,8 @@ class RoleModel(_Section):
     max_output_tokens: int = Field(default=4_096, ge=1)
     """Largest reply requested per call; also the response reserve of the context budget."""
     context_window: int | None = Field(default=None, ge=1_024)
-    """Context window in tokens; unset = from the model registry, else 32,768."""
+    """Context window in tokens; unset = from the model registry (the default profile, 128,000,
+    for a model it does not hold)."""
     timeout_s: float = Field(default=120.0, gt=0)
     """Seconds one LLM request (or one run of the command provider) may take."""
     read_gate: Literal["enforce", "advise", "off"] = "enforce"

@@ -2,7 +2,8 @@
 reviewer's context assembly and ``semspec review context``.
 
 Order: the role's ``models.<role>.context_window`` in the config, else the registry entry of the
-role's model, else ``DEFAULT_WINDOW`` (the figure the configuration reference documents).
+role's model, else the registry's default profile (``sizing.DEFAULT_PROFILE_MODEL``, as the
+budget check sizes an unregistered model), else ``DEFAULT_WINDOW``.
 """
 
 from __future__ import annotations
@@ -12,17 +13,20 @@ from pathlib import Path
 from semspec.core.config.models import RoleModel
 from semspec.core.errors import SemspecError
 from semspec.model.registry import ModelRegistry, load_registry
+from semspec.workflow.context.sizing import DEFAULT_PROFILE_MODEL
 
 DEFAULT_WINDOW = 32_768
-"""Window of a model the config and the registry both leave unsized."""
+"""Window of a model the config and the registry (without a default profile) leave unsized."""
 
 
 def role_window(role: RoleModel, registry: ModelRegistry | None) -> int:
     """Context window in tokens for ``role`` (config override, registry entry, default)."""
     if role.context_window:
         return role.context_window
-    if registry is not None and role.model in registry:
-        return registry.get(role.model).context.context_window
+    if registry is not None:
+        for entry in (role.model, DEFAULT_PROFILE_MODEL):
+            if entry in registry:
+                return registry.get(entry).context.context_window
     return DEFAULT_WINDOW
 
 

@@ -29,11 +29,10 @@ from semspec.vocabulary import code as C
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.activity_errors import activity_errors
 from semspec.workflow.assignment import explain_assignment
-from semspec.workflow.context.budget import compute_budget
 from semspec.workflow.context.checkpoint import delete_checkpoints, save_checkpoint
 from semspec.workflow.context.decompose import Refusal, limits_from_budget, plan_subtasks
 from semspec.workflow.context.estimator import TokenEstimator
-from semspec.workflow.context.windows import role_window
+from semspec.workflow.context.sizing import raise_limit_hint, size_role, task_budget
 from semspec.workflow.git.diff import worktree_diff
 from semspec.workflow.knowledge import decisions_for, record_convention, record_decision
 from semspec.workflow.performance_graph import GraphPerformanceHistory
@@ -49,9 +48,6 @@ from semspec.workflow.task.messages import (
 from semspec.workflow.task.secret_guard import change_findings
 
 log = get_logger("task-context")
-
-OUTPUT_TOKENS_DEFAULT = 4_000
-FALLBACK_MODEL = "scripted"
 
 
 def repo_config(repo: Path) -> SemspecConfig:
@@ -143,21 +139,13 @@ def check_budget(inp: BudgetInput) -> BudgetOutcome:
     spec = inp.spec
     repo = Path(spec.repo_path)
     config = repo_config(repo)
-    notes: list[str] = []
     registry = load_registry(repo)
-    if spec.developer.model in registry:
-        model = registry.get(spec.developer.model)
-    else:
-        # An unregistered model (e.g. a local Ollama tag) is sized like the default profile.
-        model = registry.get(FALLBACK_MODEL)
-        notes.append(
-            f"model {spec.developer.model!r} is not in the registry; sized with the "
-            f"{FALLBACK_MODEL!r} profile (add it to .semspec/models.yaml for exact numbers)"
-        )
-    # The configured window wins over the registry's, as for the agent and the reviewer.
+    # The same sizing as `semspec budget` and `semspec models list` (workflow/context/sizing.py).
     role = config.models.developer.model_copy(update={"model": spec.developer.model})
-    profile = model.context.model_copy(update={"context_window": role_window(role, registry)})
-    estimator = TokenEstimator(model.tokenizer)
+    sized = size_role(role, registry)
+    notes = [sized.note] if sized.note else []
+    profile = sized.profile
+    estimator = TokenEstimator(sized.spec.tokenizer)
     file_tokens = {}
     unreadable = []
     for rel in spec.task_files:
@@ -167,18 +155,14 @@ def check_budget(inp: BudgetInput) -> BudgetOutcome:
             file_tokens[rel] = 0
             unreadable.append(f"task file {exc}")
     task_tokens = estimator.count(_task_text(spec))
-    output = profile.max_output_tokens or OUTPUT_TOKENS_DEFAULT
-    report = compute_budget(
-        profile,
-        profile.system_prompt_overhead,
-        0,
-        task_tokens,
-        min(output, OUTPUT_TOKENS_DEFAULT),
-        file_tokens,
-        config.context,
-    )
+    report = task_budget(sized, config.context, file_tokens, task_tokens=task_tokens)
     lines = notes + [f"{line.sign:>1} {line.label}: {line.tokens:,}" for line in report.lines]
     lines += [f"too large: {r.message}" for r in report.reasons]
+    raise_hint = raise_limit_hint(sized, report, config.context, "developer")
+    if report.oversized_file is not None or any(
+        r.code == "file_tokens_over_limit" for r in report.reasons
+    ):
+        lines.append(f"to raise the file limit: {raise_hint}")
     lines += [f"unreadable: {problem}" for problem in unreadable]
     assignment = _assignment(repo, config, registry, sum(file_tokens.values()) + task_tokens)
     base = profile.system_prompt_overhead + task_tokens + sum(file_tokens.values())
@@ -196,7 +180,8 @@ def check_budget(inp: BudgetInput) -> BudgetOutcome:
     imports = _imports_of(repo, config, list(spec.task_files))
     plan = plan_subtasks(file_tokens, imports, limits_from_budget(report))
     if isinstance(plan, Refusal):
-        return BudgetOutcome(fits=False, refusal=plan.message, base_tokens=base, **common)  # type: ignore[arg-type]
+        refusal = f"{plan.message}; {raise_hint}"
+        return BudgetOutcome(fits=False, refusal=refusal, base_tokens=base, **common)  # type: ignore[arg-type]
     return BudgetOutcome(fits=False, groups=plan, base_tokens=base, **common)  # type: ignore[arg-type]
 
 
