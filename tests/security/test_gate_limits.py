@@ -10,6 +10,8 @@ import os
 import shutil
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,9 @@ from semspec.core.sandbox import (
     choose_sandbox,
 )
 from semspec.workflow.gates import GateFencing, GateResult, GateSpec, run_gate
+from tests.fakes.llm_task import APPROVE, NEW_CALC
 from tests.security.conftest import SYSTEM_PYTHON, ForeignUser
+from tests.support.stack import Stack, check_gate, running_stack, sample_config
 
 MAX_OUTPUT = 4_096
 LOW = ChildLimits(processes=64, memory_bytes=512 * 1024**2, file_size_bytes=1024**2, cpu_seconds=1)
@@ -226,3 +230,41 @@ def test_a_fork_bomb_of_a_worker_without_root_ends_at_its_process_limit(
     assert done.returncode == 2, done.stderr  # the shell's answer to a fork that failed
     assert "Cannot fork" in done.stderr
     assert int((worktree / "started").read_text(encoding="ascii")) < 32
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("limits"), sample_config([check_gate()])) as s:
+        yield s
+
+
+def test_the_stacks_worker_applies_the_repositorys_gate_limits_and_log_cap(
+    stack: Stack, bwrap: Sandbox
+) -> None:
+    flood = f"{sys.executable} -c \"print(('x' * 99 + chr(10)) * 30_000, end='')\""
+    burner = f"{sys.executable} -c 'while True: pass'"
+    gates = {
+        "preset": "none",
+        "sandbox": "bwrap",
+        "max_log_bytes": 1_000_000,
+        "limits": {"cpu_seconds": 1},
+        "additional": [
+            {"name": "flood", "command": flood, "required": False},
+            {"name": "burner", "command": burner, "required": False, "timeout": 60},
+        ],
+    }
+    repo = stack.sibling_repo("limits", {"gates": gates})
+    task_id = f"limits-{uuid.uuid4().hex[:8]}"
+    iterations = [{"developer": {"write": {"calc.py": NEW_CALC}}, "reviewer": APPROVE}]
+
+    done = stack.submit_scripted(task_id, iterations, "--wait", "--json", repo=repo)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    logs = stack.root / "limits" / "run" / "logs" / task_id
+    (flood_log,) = logs.rglob("flood.log")
+    (burner_log,) = logs.rglob("burner.log")
+    assert flood_log.stat().st_size < 1_000_200
+    assert flood_log.read_text(encoding="utf-8").endswith(
+        "2000000 more bytes of output were not written]\n"
+    )
+    assert "ran into its CPU time (gates.limits.cpu_seconds)" in burner_log.read_text("utf-8")
