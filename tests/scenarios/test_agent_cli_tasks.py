@@ -179,6 +179,7 @@ def test_a_looping_cli_is_paused_then_halted_by_the_step_rules(
 
     escalation = status["pending_escalation"]
     assert (escalation["source"], escalation["reason"]) == ("halt", "repeated_action"), status
-    assert status["checkpoints"], "paused first: the fresh run after the checkpoint was halted"
+    paused = entries(status, "checkpoint")
+    assert paused and paused[0].startswith("pause"), "paused first, then halted in the fresh run"
     assert turns < 30
     resolve(cli_stack, repo, task_id, "abort")
