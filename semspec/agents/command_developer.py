@@ -41,6 +41,7 @@ from semspec.agents.protocol import DeveloperRequest, DeveloperResult
 from semspec.agents.steps import StepObserver, StopReason
 from semspec.agents.trajectory_watch import MINI_PROGRAMS, TrajectoryWatch, trajectory_path
 from semspec.agents.turn_meter import TurnMeter
+from semspec.core.cgroups import make_run_cgroup
 from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
 from semspec.core.fence_mounts import home_env, make_home
@@ -145,8 +146,21 @@ class CommandDeveloper:
 
         The command is done when it exits, not when its output closes: a child it leaves in
         the background (a watcher, a daemon) may hold stdout open long after. Such leftovers
-        are killed with the command's process group once it has exited.
+        are killed with the command's process group once it has exited, and with its cgroup
+        (``semspec.core.cgroups``, where one can be made) those that left the group.
         """
+        limits = self.fencing.limits
+        cgroup = await asyncio.to_thread(make_run_cgroup, limits.processes, limits.memory_bytes)
+        try:
+            return await self._develop(request, observer, cgroup.path if cgroup else None)
+        finally:
+            if cgroup is not None:
+                await asyncio.to_thread(cgroup.remove)
+
+    async def _develop(
+        self, request: DeveloperRequest, observer: StepObserver | None, cgroup: Path | None
+    ) -> DeveloperResult:
+        """``develop`` with the run's cgroup made (or None)."""
         prompt = render_task(request) + INSTRUCTIONS
         argv, placed = build_argv(self.command, prompt, field=self.field)
         environment = self.fencing.environment
@@ -183,7 +197,7 @@ class CommandDeveloper:
                 watch = _Watcher(await asyncio.to_thread(TrajectoryWatch.before_run, path), meter)
         try:
             process = await asyncio.create_subprocess_exec(
-                *sandbox.argv(argv, fence, worktree, self.fencing.limits),
+                *sandbox.argv(argv, fence, worktree, self.fencing.limits, cgroup),
                 cwd=worktree,
                 env={**sandbox.env(env), **(home_env(home) if home is not None else {})},
                 stdin=asyncio.subprocess.DEVNULL if placed else asyncio.subprocess.PIPE,

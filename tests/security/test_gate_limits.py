@@ -268,3 +268,31 @@ def test_the_stacks_worker_applies_the_repositorys_gate_limits_and_log_cap(
         "2000000 more bytes of output were not written]\n"
     )
     assert "ran into its CPU time (gates.limits.cpu_seconds)" in burner_log.read_text("utf-8")
+
+
+async def test_a_command_agents_daemon_that_left_its_process_group_ends_with_the_agent(
+    cgroups: None, tmp_path: Path
+) -> None:
+    # Unfenced (no PID namespace), a process in its own session outlives the process group;
+    # the agent's cgroup still holds it.
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    agent = "setsid sh -c 'while :; do date +%s%N > tick; sleep 0.05; done' & sleep 0.5"
+    (worktree / "agent.sh").write_text(agent, encoding="utf-8")
+    fencing = CommandFencing("none", limits=LOW)
+    request = DeveloperRequest(
+        task_id="t1",
+        title="Daemon",
+        description="Leave a daemon.",
+        criteria=[],
+        task_files=[],
+        worktree=str(worktree),
+        iteration=1,
+    )
+
+    result = await CommandDeveloper("sh agent.sh", timeout_s=30, fencing=fencing).develop(request)
+    first = (worktree / "tick").read_text(encoding="utf-8")
+    time.sleep(0.5)
+
+    assert result.outcome == "submitted", result.summary
+    assert (worktree / "tick").read_text(encoding="utf-8") == first

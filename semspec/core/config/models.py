@@ -104,8 +104,8 @@ class GateOverride(_Section):
 class GateLimits(_Section):
     """Bounds on every process a gate or command agent starts, so that a fork bomb, a memory
     bomb or a runaway test ends the gate and not the machine (``docs/security.md``). Each is an
-    rlimit set in the child before it runs; a gate's ``processes`` and ``memory_bytes`` also go
-    to a cgroup of its own where one can be made. The defaults are far above what builds and
+    rlimit set in the child before it runs; their ``processes`` and ``memory_bytes`` also go
+    to a cgroup of their own where one can be made. The defaults are far above what builds and
     test suites use; 0 turns one off.
     """
 
