@@ -95,3 +95,20 @@ async def test_a_timed_out_run_without_a_stream_still_records_its_step(git_repo:
     assert result.reason == "timeout"
     assert [(s.kind, s.error) for s in recorder.steps] == [("tool", True)]
     assert result.usage.steps == 1
+
+
+def test_a_claude_run_killed_before_its_result_estimates_the_output_left_out() -> None:
+    stream = ClaudeStream()
+    text = "x" * 400  # about 100 tokens, reported as 1
+    line = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 100, "output_tokens": 1},
+        },
+    }
+    steps = stream.feed(json.dumps(line)) + stream.finish()
+
+    estimates = [s for s in steps if isinstance(s, ModelStep) and s.estimated]
+    assert [s.reply.usage.completion_tokens for s in estimates] == [99]

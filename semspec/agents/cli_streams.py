@@ -146,6 +146,10 @@ class ClaudeStream:
     _held_failed: bool = False
     _counted: Usage = field(default_factory=Usage)
     """Tokens the message steps reported so far."""
+    _unreported_output: int = 0
+    """Output tokens the messages' text and tool inputs suggest beyond their one reported."""
+    _totalled: bool = False
+    """The ``result`` line came, with the run's totals."""
 
     def feed(self, line: str) -> list[StreamStep]:
         event = _json_object(line)
@@ -170,6 +174,7 @@ class ClaudeStream:
             result = event.get("result")
             self.summary = result if isinstance(result, str) else self.summary
             steps += self._uncounted(event)
+            self._totalled = True
             self.failed = bool(event.get("is_error")) or event.get("subtype") not in (
                 None,
                 "success",
@@ -177,7 +182,14 @@ class ClaudeStream:
         return steps
 
     def finish(self) -> list[StreamStep]:
-        return self._flush()
+        """The message still held; for a run killed before its ``result``, an estimate of the
+        output its messages' lines did not report (marked estimated)."""
+        steps = self._flush()
+        if self._totalled or self._unreported_output <= 0:
+            return steps
+        guess, self._unreported_output = self._unreported_output, 0
+        usage = Usage(completion_tokens=guess)
+        return [*steps, ModelStep(AssistantReply(usage=usage), estimated=True)]
 
     def _flush(self) -> list[StreamStep]:
         message, blocks, failed = self._held, self._blocks, self._held_failed
@@ -197,6 +209,9 @@ class ClaudeStream:
             usage=_anthropic_usage(_dict(message.get("usage"))),
         )
         self._counted = _plus(self._counted, reply.usage)
+        if not failed:  # an API error's text is the CLI's, not the model's output
+            written = len(reply.text) + sum(len(json.dumps(c.arguments)) for c in calls)
+            self._unreported_output += max(0, written // 4 - reply.usage.completion_tokens)
         model = message.get("model")
         if failed:
             return [ModelStep(reply, None, error=reply.text or "API error")]
