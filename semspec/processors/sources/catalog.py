@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from rdflib import Literal
 
@@ -52,26 +52,48 @@ def _s(row: Row, name: str) -> str:
     return "" if value is None else str(value)
 
 
-_LIST = f"""SELECT ?sop ?id ?title ?category ?severity ?path ?origin
+_LIST = f"""SELECT ?sop ?id ?title ?category ?severity ?path
        (GROUP_CONCAT(DISTINCT ?glob; SEPARATOR="\\n") AS ?globs)
-       (GROUP_CONCAT(DISTINCT ?imported; SEPARATOR="\\n") AS ?imports)
        (COUNT(DISTINCT ?chunk) AS ?chunks)
 WHERE {{
   GRAPH ?g {{
     ?sop a <{sd.SOP}> ; <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.CATEGORY}> ?category ;
          <{sd.SEVERITY}> ?severity ; <{sd.PATH}> ?path ; <{sd.APPLIES_TO}> ?glob .
     OPTIONAL {{ ?chunk <{sd.CHUNK_OF}> ?sop }}
-    OPTIONAL {{ ?sop <{sd.ORIGIN_KIND}> ?origin }}
-    OPTIONAL {{ ?sop <{sd.IMPORTED}> ?imported }}
   }}
 }}
-GROUP BY ?sop ?id ?title ?category ?severity ?path ?origin
+GROUP BY ?sop ?id ?title ?category ?severity ?path
 ORDER BY ?id"""
+
+# Origins in a query of their own: as OPTIONALs of the list query they made `sources list`
+# of 2,000 SOPs 1.7 times slower; a UNION of the two predicates costs little.
+_ORIGINS = f"""SELECT ?sop ?p ?o WHERE {{ GRAPH ?g {{
+  {{ ?sop <{sd.ORIGIN_KIND}> ?o BIND(<{sd.ORIGIN_KIND}> AS ?p) }}
+  UNION {{ ?sop <{sd.IMPORTED}> ?o BIND(<{sd.IMPORTED}> AS ?p) }} }} }}"""
+
+
+def _with_origins(store: GraphStore, rows: list[Row]) -> list[SopEntry]:
+    origin: dict[str, str] = {}
+    imports: dict[str, list[str]] = {}
+    # Unbound: two predicates over the whole graph are cheaper than 2,000 bound SOPs.
+    for row in store.select(_ORIGINS) if rows else []:
+        if row["p"] == sd.ORIGIN_KIND:
+            origin[str(row["sop"])] = str(row["o"])
+        else:
+            imports.setdefault(str(row["sop"]), []).append(str(row["o"]))
+    return [
+        replace(
+            _entry(row),
+            origin=origin.get(str(row["sop"]), "sop"),
+            imports=sorted(imports.get(str(row["sop"]), [])),
+        )
+        for row in rows
+    ]
 
 
 def list_sops(store: GraphStore) -> list[SopEntry]:
     """Every SOP in the graph, ordered by id."""
-    return [_entry(row) for row in store.select(_LIST)]
+    return _with_origins(store, store.select(_LIST))
 
 
 def _entry(row: Row) -> SopEntry:
@@ -84,8 +106,6 @@ def _entry(row: Row) -> SopEntry:
         applies_to=sorted(_s(row, "globs").split("\n")),
         path=_s(row, "path"),
         chunks=int(chunks.toPython()) if isinstance(chunks, Literal) else 0,
-        origin=_s(row, "origin") or "sop",
-        imports=[p for p in _s(row, "imports").split("\n") if p],
     )
 
 
@@ -106,7 +126,7 @@ def show_sop(store: GraphStore, sop_id: str) -> SopDetail:
     )
     requirements = _s(body[0], "requirements")
     return SopDetail(
-        entry=_entry(rows[0]),
+        entry=_with_origins(store, rows[:1])[0],
         summary=_s(body[0], "summary"),
         requirements=requirements.split("\n") if requirements else [],
         chunks=[_s(r, "content") for r in body if r.get("content") is not None],

@@ -148,17 +148,14 @@ def _load(
     parents = {
         str(row["sop"]): _parent(row, sorted(globs[str(row["sop"])]))
         for row in store.select(
-            f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements ?path ?origin ?folder
-       (GROUP_CONCAT(DISTINCT ?imported; SEPARATOR="\\n") AS ?imports) WHERE {{
+            f"""SELECT ?sop ?id ?title ?severity ?summary ?requirements WHERE {{
   GRAPH ?g {{ ?sop <{sd.ID}> ?id ; <{sd.TITLE}> ?title ; <{sd.SEVERITY}> ?severity ;
-                 <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements ; <{sd.PATH}> ?path .
-    OPTIONAL {{ ?sop <{sd.ORIGIN_KIND}> ?origin }}
-    OPTIONAL {{ ?sop <{sd.SCOPE_FOLDER}> ?folder }}
-    OPTIONAL {{ ?sop <{sd.IMPORTED}> ?imported }} }}
-}} GROUP BY ?sop ?id ?title ?severity ?summary ?requirements ?path ?origin ?folder""",
+                 <{sd.SUMMARY}> ?summary ; <{sd.REQUIREMENTS}> ?requirements }}
+}}""",
             sops,
         )
     }
+    _add_origins(store, sops, parents)
     # One row per SOP, its chunks packed as ``index:length:text`` each: thousands of matching
     # chunks as rows cost more in building their terms than the query itself. An SOP's graph
     # holds it and its chunks only (``sop_triples``), so the graph names whose chunks they are.
@@ -197,6 +194,37 @@ def _above(folder: str, inner: str) -> bool:
     return folder != inner and (folder == "" or inner.startswith(folder + "/"))
 
 
+def _add_origins(
+    store: GraphStore, sops: dict[str, list[URIRef]], parents: dict[str, MatchedSop]
+) -> None:
+    """Fill in where each SOP or rule was read from: its path, origin kind, folder and imports.
+
+    One pattern per fact in a UNION, the SOPs bound: as OPTIONAL patterns (in the parents' query
+    or a query of their own) they made the assembly six times slower on 2,000 SOPs, and the
+    predicates bound as a second VALUES list three times (``bench/assembler.py``; Oxigraph
+    evaluated them before the bound SOPs).
+    """
+    branches = " UNION ".join(
+        f"{{ ?sop <{predicate}> ?o BIND(<{predicate}> AS ?p) }}"
+        for predicate in (sd.PATH, sd.ORIGIN_KIND, sd.SCOPE_FOLDER, sd.IMPORTED)
+    )
+    rows = store.select(f"SELECT ?sop ?p ?o WHERE {{ GRAPH ?g {{ {branches} }} }}", sops)
+    for row in rows:
+        sop = parents.get(str(row["sop"]))
+        if sop is None:
+            continue
+        predicate, value = row["p"], str(row["o"])
+        if predicate == sd.PATH:
+            sop.path = value
+        elif predicate == sd.ORIGIN_KIND:
+            sop.origin = value
+        elif predicate == sd.SCOPE_FOLDER:
+            sop.scope_folder = value
+        elif value not in sop.imports:
+            # Sorted: rows come in no set order, and the same graph must give the same text.
+            sop.imports = sorted([*sop.imports, value])
+
+
 def unpacked_chunks(packed: str) -> list[str]:
     """Chunk texts in index order from ``index:length:text`` records written back to back
     (``length`` in characters, so a text may hold any character, colons included)."""
@@ -212,12 +240,7 @@ def unpacked_chunks(packed: str) -> list[str]:
 
 
 def _parent(row: Row, globs: list[str]) -> MatchedSop:
-    folder = row.get("folder")
     return MatchedSop(
-        origin=str(row.get("origin") or "sop"),
-        path=str(row["path"]),
-        imports=[p for p in str(row.get("imports") or "").split("\n") if p],
-        scope_folder=None if folder is None else str(folder),
         sop_id=str(row["id"]),
         severity=str(row["severity"]),
         title=str(row["title"]),
