@@ -8,6 +8,8 @@ from pathlib import Path
 
 from semspec.agents.cli_streams import CODEX_OVERHEAD_TOKENS, ClaudeStream, CodexStream, ModelStep
 from semspec.agents.command_developer import CommandDeveloper
+from semspec.agents.protocol import TurnUsage
+from semspec.workflow.task.usage import UsageTotals
 from tests.test_agent_steps import Recorder
 from tests.test_developer_agent_factory import request_for, script_command
 
@@ -112,3 +114,14 @@ def test_a_claude_run_killed_before_its_result_estimates_the_output_left_out() -
 
     estimates = [s for s in steps if isinstance(s, ModelStep) and s.estimated]
     assert [s.reply.usage.completion_tokens for s in estimates] == [99]
+
+
+def test_estimated_tokens_stay_marked_in_the_tasks_usage_and_its_memo() -> None:
+    totals = UsageTotals()
+    totals.add(TurnUsage(steps=3, input_tokens=27_000, output_tokens=9, model="gpt-4.1"))
+    totals.add(TurnUsage(steps=1, input_tokens=100, model="gpt-4.1", estimated=True))
+    totals.add(TurnUsage(steps=1, input_tokens=10, model="fake-model"))
+
+    read_back = UsageTotals.from_memo(totals.to_memo())
+
+    assert [read_back.by_model[m].estimated for m in ("gpt-4.1", "fake-model")] == [True, False]

@@ -30,6 +30,8 @@ class ModelUsage:
     unpriced: bool = False
     unpriced_steps: int = 0
     """Steps taken while the model had no price: their dollars are unknown for good."""
+    estimated: bool = False
+    """Some of its tokens are an estimate (an agent CLI stopped before it reported them)."""
 
 
 @dataclass
@@ -59,6 +61,7 @@ class UsageTotals:
         model.output_tokens += turn.output_tokens
         model.cached_tokens += turn.cached_tokens
         model.cost_usd = dollars_sum(model.cost_usd, turn.cost_usd)
+        model.estimated = model.estimated or turn.estimated
         if turn.unpriced:
             model.unpriced = True
             model.unpriced_steps += turn.steps
@@ -82,6 +85,7 @@ class UsageTotals:
                     cost_usd=model.cost_usd,
                     model=name,
                     unpriced=model.unpriced,
+                    estimated=model.estimated,
                 )
             )
 
@@ -119,6 +123,7 @@ class UsageTotals:
                     cost_usd=_float(model.get("cost_usd")),
                     model=str(name),
                     unpriced=model.get("unpriced") is True,
+                    estimated=model.get("estimated") is True,
                 )
             )
         return totals
