@@ -5,10 +5,15 @@ line into the steps it reports (``docs/providers.md`` says which flags):
 
 * ``claude -p --output-format stream-json``: an ``assistant`` message is a model step (its
   tokens, its ``tool_use`` blocks as the action); each ``tool_result`` block of the next
-  ``user`` message is a tool step; the closing ``result`` line holds the summary.
+  ``user`` message is a tool step; the closing ``result`` line holds the summary and the run's
+  totals, whose tokens beyond the message lines (each line says its message's start usage;
+  side requests print none) are one more model step.
 * ``codex exec --json``: each completed ``command_execution``, ``file_change``,
   ``mcp_tool_call`` or ``web_search`` item is a tool step; ``turn.completed`` (the only line
   with tokens) is a model step; the last ``agent_message`` is the summary.
+
+A run stopped before its totals (``result``, ``turn.completed``) gets an estimate of the tokens
+it spent from what it printed, a model step marked ``estimated``.
 
 Any other CLI, or these without the flags, is one step per run. Lines that are not JSON, or
 not of a known shape, are skipped: a parser never fails the run.

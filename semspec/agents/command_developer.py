@@ -4,15 +4,18 @@
 ``{prompt}`` stands in the command, or on stdin when it does not appear. Whatever the CLI leaves
 in the worktree is the iteration's result; the task loop reads the diff from git.
 
-The CLI runs as gates do (``semspec.core.sandbox``): an allowlisted environment plus its own
-API key variable, under ``gates.limits``, fenced by ``gates.sandbox`` with a network that reaches
-other machines but not this one's loopback (the stack's ports), except its model server's
-address when that is on loopback, and its output masked before it becomes the step's summary.
+The CLI runs as gates do (``semspec.core.sandbox``): the base environment plus what its role
+names (``env_pass``, ``env_set``, ``api_key_env``; an unset one fails before it starts, see
+``command_env``), fenced by ``gates.sandbox`` with the network on (it talks to its model), a
+private home per task and its worktree's git metadata visible (``semspec.core.fence_mounts``),
+and its output masked before it becomes the step's summary.
 
 Steps: a CLI run with its machine-readable stream on (``claude -p --output-format
 stream-json``, ``codex exec --json``; see ``cli_streams``) reports each model call and tool call
 as it prints it, and is stopped (its process group killed) when its observer says so between
-two steps. Any other command is one tool step per run.
+two steps. mini-swe-agent is watched the same way through the trajectory file it rewrites after
+each step (``trajectory_watch``). Any other command is one tool step per run, named after the
+program even behind ``env``. A run killed by a timeout or a stop still records what it spent.
 """
 
 from __future__ import annotations
