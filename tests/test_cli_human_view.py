@@ -58,7 +58,9 @@ class Seen:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("human-view")
-    with running_stack(root, sample_config([check_gate()])) as running:
+    # A 32,000-token developer window (the default profile has 128,000): a checkpoint is cheap.
+    config = sample_config([check_gate()], models={"developer": {"context_window": 32_000}})
+    with running_stack(root, config) as running:
         yield running
 
 
@@ -67,9 +69,10 @@ def _submit(stack: Stack, task_id: str, iterations: list[dict[str, Any]], *extra
 
 
 def _cli_narrow(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in a terminal ``NARROW`` columns wide."""
+    """The CLI in a terminal ``NARROW`` columns wide (rich's ``TTY_COMPATIBLE`` makes the pipe
+    count as a terminal; written to a real pipe nothing folds)."""
     argv = [sys.executable, "-m", "semspec", "--repo", str(stack.repo), *args]
-    env = {**cli_env(), "COLUMNS": NARROW}
+    env = {**cli_env(), "COLUMNS": NARROW, "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=90, check=False)
 
 
@@ -210,6 +213,7 @@ def test_a_cancelled_task_keeps_its_history_in_task_logs(failing: Seen) -> None:
 def test_task_list_shows_a_task_that_checkpointed_once(checkpointed: Seen) -> None:
     rows = [r for r in json.loads(checkpointed.out("list")) if r["task_id"] == CHECKPOINT_ID]
     assert [(r["state"], r["phase"]) for r in rows] == [("completed", "approved")]
+    assert len(json.loads(checkpointed.out("status json"))["checkpoints"]) == 1
 
 
 def test_task_list_shows_an_aborted_task_as_failed(abstained: Seen) -> None:

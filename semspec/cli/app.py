@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+# typer 0.29 carries its own copy of click: its usage errors are these classes, not click's.
+from typer._click import exceptions as click_errors
+
 from semspec import __version__
 from semspec.cli import (
     config_cmd,
@@ -55,6 +58,20 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+SERVICE_COMMANDS = ("worker", "up", "ui", "mcp")
+"""Long-running commands whose info log is their running account; they log info by default."""
+
+
+def _default_level(command: str | None, verbose: int) -> str:
+    """Warnings and errors only for a command people run and read (its output is on stdout),
+    unless ``-v``; services log info; ``-vv`` logs debug."""
+    if verbose >= 2:
+        return "DEBUG"
+    if verbose == 1 or command in SERVICE_COMMANDS:
+        return "INFO"
+    return "WARNING"
+
+
 def _check_repo(repo: Path) -> None:
     """``InputError`` unless ``repo`` is a directory this user can reach."""
     try:
@@ -82,6 +99,14 @@ def root(
         envvar="SEMSPEC_LOG_FORMAT",
         help="Log format on stderr: auto (console on a TTY, JSON otherwise), console, json.",
     ),
+    verbose: int = typer.Option(
+        0,
+        "-v",
+        "--verbose",
+        count=True,
+        help="Log info on stderr (-vv: debug); without it a command logs only warnings and "
+        "errors (SEMSPEC_LOG_LEVEL sets the level outright).",
+    ),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
@@ -96,7 +121,7 @@ def root(
 
     if log_format not in ("auto", "console", "json"):
         raise typer.BadParameter("expected auto, console or json", param_hint="--log-format")
-    level = os.environ.get("SEMSPEC_LOG_LEVEL", "INFO")
+    level = os.environ.get("SEMSPEC_LOG_LEVEL") or _default_level(ctx.invoked_subcommand, verbose)
     debug = level.upper() in ("DEBUG", "NOTSET")
     if ctx.invoked_subcommand in LOG_ON_FIRST_USE and not debug:
         configure_logging_on_first_use(log_format, level)  # type: ignore[arg-type]
@@ -130,22 +155,45 @@ mcp_cmd.register(app)
 demo_cmd.register(app)
 
 
-def main() -> None:
-    """Console-script entry point: run the app, turning semspec errors into one clear line.
+def _usage_hint(exc: click_errors.UsageError) -> str:
+    """Where to read the usage of the command that refused the arguments."""
+    path = exc.ctx.command_path if exc.ctx is not None else "semspec"
+    return f"run `{path} --help` for its usage"
 
-    Typer handles usage errors itself (exit 2); our own errors propagate out of it and are
-    printed here as ``error:`` and ``hint:`` lines with the error's exit code.
+
+def _print_error(message: str, hint: str | None) -> None:
+    """One ``error:`` line and, when there is one, one ``hint:`` line on stderr."""
+    err = TerminalConsole(stderr=True)
+    err.print(f"error: {' '.join(message.split())}", markup=False, soft_wrap=True)
+    if hint:
+        err.print(f"hint: {' '.join(hint.split())}", markup=False, soft_wrap=True)
+
+
+def main() -> None:
+    """Console-script entry point: run the app, turning every error into one clear line.
+
+    Usage errors (a typo in a command or option, a missing argument, a bad value) and our own
+    errors are printed as ``error:`` and ``hint:`` lines, the same form as bad input in files
+    (docs/cli.md); usage errors exit 2, ours with the error's exit code.
     """
     code = 0
     try:
-        app()
+        result = app(standalone_mode=False, prog_name="semspec")
+        code = result if isinstance(result, int) else 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except click_errors.NoArgsIsHelpError:
+        code = 2  # typer already printed the group's help
+    except click_errors.UsageError as exc:
+        _print_error(exc.format_message(), _usage_hint(exc))
+        code = exc.exit_code
+    except click_errors.ClickException as exc:  # e.g. a file option that cannot be opened
+        _print_error(exc.format_message(), "check the value and run the command again")
+        code = exc.exit_code
+    except typer.Abort:
+        code = 130
     except SemspecError as exc:
-        err = TerminalConsole(stderr=True)
-        err.print(f"error: {exc.message}", markup=False, soft_wrap=True)
-        if exc.hint:
-            err.print(f"hint: {exc.hint}", markup=False, soft_wrap=True)
+        _print_error(exc.message, exc.hint)
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130

@@ -106,6 +106,9 @@ def events(
         None, "--kind", help="Only events of this kind (step, iteration, gate, review, ...)."
     ),
     limit: int = typer.Option(100_000, "--limit", min=1, help="Print at most this many."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON array of the events instead of JSON lines."
+    ),
 ) -> None:
     """Print stored loop events as JSON lines, oldest first (save steps to replay them).
 
@@ -113,6 +116,7 @@ def events(
     `semspec monitor replay t.steps.jsonl`.
     """
     import asyncio
+    import json
     import sys
 
     from semspec.cli.monitor_events import check_kind, print_stored_events
@@ -123,12 +127,19 @@ def events(
     except ValueError as exc:
         raise InputError(str(exc), hint="see docs/events.md for the kinds") from None
 
+    collected: list[object] = []
+
     def emit(line: str) -> None:
-        sys.stdout.write(line + "\n")
+        if as_json:
+            collected.append(json.loads(line))
+        else:
+            sys.stdout.write(line + "\n")
 
     read = asyncio.run(
         print_stored_events(cli.config, cli.repo, emit, task=task, kind=wanted, limit=limit)
     )
+    if as_json:
+        print_json(cli.console, collected)
     sys.stdout.flush()
     if read.printed == 0:
         which = f" of task {task}" if task else ""

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -36,9 +37,11 @@ def print_table(
     """Print a table whose cells are never cut: too long for the terminal, they fold.
 
     ``wide`` prints every row on one line, however wide that makes the table (for copying
-    ids or piping into other tools).
+    ids or piping into other tools). Written to a pipe or a file the table is plain rows,
+    columns apart by spaces, with no box drawing, and never folds (``TerminalConsole``).
     """
-    table = Table(title=title, show_lines=False)
+    plain = not console.is_terminal
+    table = Table(title=title, show_lines=False, box=None if plain else box.HEAVY_HEAD)
     for column in columns:
         # Ellipsis would cut task and escalation ids that people copy into the next command.
         table.add_column(column, overflow="fold")

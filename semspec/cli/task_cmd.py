@@ -228,7 +228,11 @@ def list_cmd(
 
 
 @app.command("cancel")
-def cancel_cmd(ctx: typer.Context, task_id: str = typer.Argument(..., help="Task id.")) -> None:
+def cancel_cmd(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="Task id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
     """Cancel a running task; its worktree and branch are kept."""
     from semspec.client.task_client import cancel
 
@@ -236,7 +240,10 @@ def cancel_cmd(ctx: typer.Context, task_id: str = typer.Argument(..., help="Task
 
     async def body(client: Client, _e: Endpoints) -> None:
         await cancel(client, task_id)
-        cli.console.print(f"cancellation requested for task {task_id}", markup=False)
+        if as_json:
+            print_json(cli.console, {"task_id": task_id, "cancel_requested": True})
+        else:
+            cli.console.print(f"cancellation requested for task {task_id}", markup=False)
 
     run_with_client(cli, body)
 
