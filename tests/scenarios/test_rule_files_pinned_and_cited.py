@@ -132,3 +132,8 @@ def test_rule_files_reach_review_context_with_origins_and_a_task_is_judged_by_th
     cited = {f["sop_id"]: f for f in review["findings"]}
     assert cited["AGENTS.md"]["section"] == "Testing" and cited["AGENTS.md"]["citation"] is None
     assert "no SOP or rule that applies" in cited["docs/rules.md"]["citation"]
+
+    # `review context TASK_ID` shows what that reviewer got: the base commit's rules.
+    again = stack.cli_json("review", "context", task_id, repo=repo)
+    assert again["rules_commit"] == base
+    assert ROOT_RULE in again["text"] and "CHECKOUT-EDIT" not in again["text"]
