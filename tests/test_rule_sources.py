@@ -300,3 +300,13 @@ def test_the_knowledge_page_shows_each_rules_origin(store: GraphStore, tmp_path:
     assert 'data-sop-id="src/AGENTS.md" data-severity="warning" data-matches="1"' in html
     assert 'data-origin="agents_md"' in html
     assert "(claude_md; imports a.md)" in html
+
+
+def test_a_rule_file_deleted_from_the_working_tree_is_removed(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    repo = _repo(tmp_path, {"AGENTS.md": "# A\n\nText.\n", "src/AGENTS.md": "# S\n\nText.\n"})
+    sync_sources(store, repo)
+    (repo / "src" / "AGENTS.md").unlink()  # still in git's index
+    report = sync_sources(store, repo)
+    assert (report.removed, report.failed) == (["src/AGENTS.md"], [])

@@ -7,6 +7,7 @@ imports, so editing an imported file re-ingests the rule."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +151,8 @@ def _documents(
         found.append((rel, doc))
     reader = WorkingTreeReader(repo)
     for rel, kind in rule_files(reader.paths(), rule_kinds):
+        if not os.path.lexists(repo / rel):
+            continue  # deleted but not yet `git rm`-ed: gone, as for git status
         try:
             parsed = read_rule(reader, rel, kind)
         except RuleProblem as problem:
