@@ -4,7 +4,6 @@ import loops, imports that leave the repository, links, FIFOs and odd file names
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pygit2
@@ -12,13 +11,11 @@ import pytest
 
 from semspec.graph.store import GraphStore
 from semspec.processors.sources.catalog import list_sops, show_sop
-from semspec.processors.sources.claude_imports import MAX_IMPORT_DEPTH, import_tokens
+from semspec.processors.sources.claude_imports import import_tokens
 from semspec.processors.sources.rule_front_matter import (
-    MAX_FRONT_MATTER_LINES,
     glob_list,
     split_rule_front_matter,
 )
-from semspec.processors.sources.rule_reader import RuleProblem
 from semspec.processors.sources.sync import sync_sources
 from semspec.workflow.context.assembler_sops import matching_sops
 from tests.support.repos import make_repo
@@ -89,108 +86,9 @@ def test_cursor_globs_that_are_not_yaml_and_copilot_apply_to_are_read(
     assert show_sop(store, ".cursor/rules/ts.mdc").summary == "TS"
 
 
-def test_huge_or_unclosed_front_matter_fails_that_file_alone(
-    store: GraphStore, tmp_path: Path
-) -> None:
-    huge = "---\n" + "".join(f"k{i}: {'v' * 100}\n" for i in range(MAX_FRONT_MATTER_LINES - 5))
-    repo = _repo(
-        tmp_path,
-        {
-            ".cursor/rules/huge.mdc": huge + "---\nbody\n",
-            ".cursor/rules/open.mdc": "---\nglobs: '*'\n" + "x: y\n" * 5000,
-            "AGENTS.md": "# Fine\n\nStill read.\n",
-        },
-    )
-    report = sync_sources(store, repo)
-    failed = dict(report.failed)
-    assert "more than 8000 characters" in failed[".cursor/rules/huge.mdc"]
-    assert "no closing '---' within 100 lines" in failed[".cursor/rules/open.mdc"]
-    assert report.added == ["AGENTS.md"]
-
-
-def test_a_brace_bomb_glob_is_refused() -> None:
-    meta, _ = split_rule_front_matter("---\nglobs: " + "{a,b}" * 8 + "\n---\n")
-    with pytest.raises(RuleProblem, match="expands to more than"):
-        glob_list(meta, "globs")
-
-
-def test_claude_imports_stay_inside_the_repository_and_loops_end(
-    store: GraphStore, tmp_path: Path
-) -> None:
-    outside = tmp_path / "secret.md"
-    outside.write_text("TOP SECRET\n")
-    repo = _repo(
-        tmp_path,
-        {
-            "CLAUDE.md": "# Claude\n\nRead @docs/a.md, @../secret.md, @/etc/passwd, "
-            "@~/.ssh/id_rsa, @docs/../../secret.md and @link.md. `@docs/code.md` is code.\n"
-            "```\n@docs/code.md\n```\nMention @pytest.fixture in prose.\n",
-            "docs/a.md": "A text. Back to @../CLAUDE.md and on to @b.md\n",
-            "docs/b.md": "B text, which imports @a.md again.\n",
-            "docs/code.md": "CODE ONLY\n",
-        },
-    )
-    os.symlink(outside, repo / "link.md")
-    git = pygit2.Repository(str(repo))
-    git.index.add("link.md")
-    git.index.write()
-    report = sync_sources(store, repo)
-    assert report.failed == []
-    detail = show_sop(store, "CLAUDE.md")
-    text = "\n".join(detail.chunks)
-    assert "A text." in text and "B text" in text
-    assert "TOP SECRET" not in text and "CODE ONLY" not in text
-    assert detail.entry.imports == ["docs/a.md", "docs/b.md"]
-    warned = {problem.split(":")[0] for _, problem in report.warnings}
-    assert warned == {
-        "../secret.md",
-        "/etc/passwd",
-        "~/.ssh/id_rsa",
-        "docs/../../secret.md",
-        "link.md",
-    }
-    # Editing an imported file re-ingests the rule.
-    (repo / "docs" / "b.md").write_text("B changed.\n")
-    assert sync_sources(store, repo).updated == ["CLAUDE.md"]
-
-
-def test_claude_imports_stop_at_the_depth_bound(store: GraphStore, tmp_path: Path) -> None:
-    files = {"CLAUDE.md": "# C\n\nStart @d1.md\n"}
-    for i in range(1, MAX_IMPORT_DEPTH + 3):
-        files[f"d{i}.md"] = f"level {i} @d{i + 1}.md\n"
-    repo = _repo(tmp_path, files)
-    report = sync_sources(store, repo)
-    imports = show_sop(store, "CLAUDE.md").entry.imports
-    assert imports == [f"d{i}.md" for i in range(1, MAX_IMPORT_DEPTH + 1)]
-    assert any("imports deep" in p for _, p in report.warnings)
-
-
 def test_import_tokens_skip_code_and_emails() -> None:
     text = "Mail me@example.com, see @a.md.\n`@b.md`\n```\n@c.md\n```\n(@d/e.md)"
     assert import_tokens(text) == ["a.md", "d/e.md"]
-
-
-def test_a_fifo_or_a_link_in_place_of_a_rule_file_is_refused_without_waiting(
-    store: GraphStore, tmp_path: Path
-) -> None:
-    repo = _repo(tmp_path, {"AGENTS.md": "# A\n\nText.\n", "src/AGENTS.md": "# S\n\nText.\n"})
-    (repo / "AGENTS.md").unlink()
-    os.mkfifo(repo / "AGENTS.md")
-    (repo / "src" / "AGENTS.md").unlink()
-    (repo / "src" / "AGENTS.md").symlink_to("/etc/hostname")
-    report = sync_sources(store, repo)
-    assert {f for f, _ in report.failed} == {"AGENTS.md", "src/AGENTS.md"}
-    assert all("not a regular file" in p for _, p in report.failed)
-
-
-def test_odd_file_names_are_bound_into_queries_not_formatted(
-    store: GraphStore, tmp_path: Path
-) -> None:
-    name = 'we"ird} }\\ INSERT/AGENTS.md'
-    repo = _repo(tmp_path, {name: "# W\n\nText.\n"})
-    assert sync_sources(store, repo).added == [name]
-    assert [e.sop_id for e in list_sops(store)] == [name]
-    assert show_sop(store, name).entry.path == name
 
 
 def test_only_the_configured_kinds_are_read_and_a_dropped_kind_is_removed(
