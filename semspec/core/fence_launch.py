@@ -65,6 +65,8 @@ def apply_limits(limits: dict[str, int]) -> None:
         if not value:
             continue
         kind = RLIMITS[name]
+        if name == "nproc" and os.getuid() == 0:
+            continue  # the kernel never applies it to root: the cgroup is what bounds root
         if name == "nproc":
             # The kernel counts every process of the real user, the worker's and its other
             # sessions' too, so the gate's share is on top of what already runs.
