@@ -27,7 +27,11 @@ def test_presets_are_found_beside_the_source_tree() -> None:
 
 def test_go_preset_builds_tests_and_vets() -> None:
     commands = {spec.name: spec.command for spec in load_preset("go")}
-    assert commands == {"build": "go build ./...", "test": "go test ./...", "vet": "go vet ./..."}
+    assert commands == {
+        "build": "go build ./...",
+        "test": "go test -json ./...",
+        "vet": "go vet ./...",
+    }
 
 
 def test_preset_none_gives_only_the_additional_gates() -> None:
@@ -40,7 +44,7 @@ def test_override_changes_only_the_fields_it_sets() -> None:
         preset="python", overrides={"test": GateOverride(command="pytest -x", timeout=30)}
     )
     test_gate = next(s for s in resolve_gates(config) if s.name == "test")
-    assert test_gate == GateSpec("test", "pytest -x", True, 30.0, ".")
+    assert test_gate == GateSpec("test", "pytest -x", True, 30.0, ".", format="pytest")
 
 
 def test_override_with_enabled_false_drops_the_preset_gate() -> None:

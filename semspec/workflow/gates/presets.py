@@ -98,6 +98,8 @@ def _spec(gate: GateCommand) -> GateSpec:
         timeout_s=gate.timeout,
         working_dir=gate.working_dir,
         network=gate.network,
+        format=gate.format or "",
+        baseline=gate.baseline,
     )
 
 
@@ -112,6 +114,9 @@ def _override(spec: GateSpec, change: GateOverride) -> GateSpec | None:
         timeout_s=change.timeout if change.timeout is not None else spec.timeout_s,
         working_dir=change.working_dir if change.working_dir is not None else spec.working_dir,
         network=change.network if change.network is not None else spec.network,
+        # A new command keeps the format: output not in it is shown raw and judged by exit code.
+        format=change.format if change.format is not None else spec.format,
+        baseline=change.baseline if change.baseline is not None else spec.baseline,
     )
 
 

@@ -20,6 +20,30 @@ class GateSpec:
     working_dir: str = "."
     network: bool = False
     """Whether the gate may use the network when it runs sandboxed."""
+    format: str = ""
+    """How the gate's output is read into items (``parsers.FORMATS``); empty: not read."""
+    baseline: str = "auto"
+    """``auto``: items already on the task's base commit do not count; ``off``: all count."""
+
+
+@dataclass
+class GateItem:
+    """One thing a gate found: a lint finding or a failing test (``findings``)."""
+
+    path: str
+    line: int
+    rule: str
+    """The linter's rule code, or ``test`` / ``error`` for a test runner's failures."""
+    message: str
+    test: str = ""
+    """A failing test's id (``tests/test_x.py::test_y``); empty for a lint finding."""
+
+    def text(self) -> str:
+        """``path:line: rule: message``, or ``test id: failed: message`` for a test."""
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        if self.test:
+            where = f"{self.test} ({where})" if self.line else self.test
+        return f"{where}: {self.rule}: {self.message}".rstrip(": ")
 
 
 @dataclass
@@ -37,6 +61,31 @@ class GateResult:
     output_truncated: bool
     output_bytes: int
     log_path: str
+    items: list[GateItem] = field(default_factory=list)
+    """The findings that count against the change (new ones, with a baseline), at most
+    ``findings.MAX_ITEMS``."""
+    items_more: int = 0
+    """How many more counted findings there were than ``items`` holds."""
+    known: int = 0
+    """Findings (or failing tests) already on the base commit, not counted."""
+    known_examples: list[GateItem] = field(default_factory=list)
+    """A few of the ``known`` ones, to show what was set aside."""
+    note: str = ""
+    """What semspec made of the output (``baseline``): why it passed, why no baseline."""
+
+    @property
+    def has_items(self) -> bool:
+        """True when the output was read into findings worth showing before the raw text."""
+        return bool(self.items) or self.items_more > 0
+
+    def items_text(self, limit: int | None = None) -> str:
+        """The counted findings, one per line, with a line for the ones left out."""
+        shown = self.items if limit is None else self.items[:limit]
+        lines = [f"- {item.text()}" for item in shown]
+        rest = self.items_more + len(self.items) - len(shown)
+        if rest:
+            lines.append(f"- ... and {rest} more (full log: {self.log_path})")
+        return "\n".join(lines)
 
     def headline(self) -> str:
         """One line saying how the gate ended (passed, exit code, timeout, or did not start)."""
@@ -49,6 +98,11 @@ class GateResult:
             status = "could not start"
         else:
             status = f"failed with exit code {self.exit_code}"
+        if self.has_items:
+            count = len(self.items) + self.items_more
+            status += f": {count} new finding{'s' if count != 1 else ''}"
+        if self.known:
+            status += f" ({self.known} already on the base commit, not counted)"
         return f"gate {self.name!r} ({kind}) {status} in {self.duration_ms / 1000:.1f}s"
 
 
@@ -94,12 +148,21 @@ class GateReport:
         for result in self.results:
             prefix = "WARNING: " if not result.required and not result.passed else ""
             lines.append(f"- {prefix}{result.headline()}")
+            if result.has_items and not result.passed:
+                lines.extend(f"  {line}" for line in result.items_text(10).splitlines())
         return "\n".join(lines)
 
 
 def _failure_block(result: GateResult, budget: int) -> str:
-    """Header, command, and as much of the output's end as ``budget`` allows."""
+    """Header, command, and as much of the output's end as ``budget`` allows; a gate whose
+    output was read into findings gives those instead (the raw log stays a path away)."""
     header = f"{result.headline()}\n$ {result.command}\n"
+    if result.has_items:
+        note = f"{result.note}\n" if result.note else ""
+        for limit in range(len(result.items), 0, -1):
+            body = f"{header}{note}{result.items_text(limit)}"
+            if len(body) <= budget:
+                return body
     footer = f"\n(full log: {result.log_path})"
     room = budget - len(header) - len(footer)
     output = result.output

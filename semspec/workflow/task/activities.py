@@ -55,6 +55,7 @@ from semspec.vocabulary.event_payloads import (
 from semspec.vocabulary.events import LoopEvent, MonitorEvent, UserSignal, monitor_event
 from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.activity_errors import activity_errors
+from semspec.workflow.gates.baseline import GateSetup, base_of, judge_against_base
 from semspec.workflow.gates.runner import GateFencing, run_gates
 from semspec.workflow.git.commit import commit_task
 from semspec.workflow.git.diff import DiffInfo, worktree_diff
@@ -468,13 +469,22 @@ class TaskActivities:
     async def run_gates(self, inp: GatesInput) -> GatesStep:
         """Run the configured gates in the worktree with timeouts and bounded output."""
         log_dir = Path(inp.log_dir) / f"iteration-{inp.events.iteration}"
+        fencing = await asyncio.to_thread(_gate_fencing, inp)
         report = await run_gates(
             inp.gates,
             Path(inp.workspace.path),
             log_dir,
             inp.max_output_bytes,
             heartbeat=activity.heartbeat,
-            fencing=await asyncio.to_thread(_gate_fencing, inp),
+            fencing=fencing,
+        )
+        # What already failed on the base commit does not count (gates/baseline.py).
+        report = await judge_against_base(
+            report,
+            inp.gates,
+            Path(inp.workspace.path),
+            base_of(inp.workspace.base_commit, inp.run_dir),
+            GateSetup(log_dir, inp.max_output_bytes, activity.heartbeat, fencing),
         )
         runs = [
             GateRun(name=r.name, passed=r.passed, required=r.required, duration_ms=r.duration_ms)
