@@ -61,6 +61,20 @@ class ProjectConfig(_Section):
     """Branch that task branches start from."""
 
 
+GateFormat = Literal[
+    "ruff-json",
+    "mypy",
+    "eslint-json",
+    "golangci-json",
+    "cargo-json",
+    "pytest",
+    "go-test-json",
+    "cargo-test",
+]
+"""Output formats a gate's findings are read from (``semspec.workflow.gates.parsers``)."""
+GateBaseline = Literal["auto", "off"]
+
+
 class GateCommand(_Section):
     name: str = Field(min_length=1)
     """Gate name shown in results (e.g. ``test``)."""
@@ -74,6 +88,13 @@ class GateCommand(_Section):
     """Directory relative to the worktree root to run the command in."""
     network: bool = False
     """Let the gate reach the network when it runs sandboxed (``gates.sandbox``)."""
+    format: GateFormat | None = None
+    """How the gate's output is read into findings (file, line, rule, message): ``ruff-json``,
+    ``mypy``, ``eslint-json``, ``golangci-json``, ``cargo-json``, ``pytest``, ``go-test-json``,
+    ``cargo-test``; unset: the output is shown as it is."""
+    baseline: GateBaseline = "auto"
+    """With a ``format``: ``auto`` sets aside findings and failing tests already on the task's
+    base commit (the gate is run there once and cached); ``off`` counts them all."""
 
     @field_validator("command")
     @classmethod
@@ -92,6 +113,10 @@ class GateOverride(_Section):
     """Replacement for the preset gate's ``working_dir``."""
     network: bool | None = None
     """Replacement for the preset gate's ``network``."""
+    format: GateFormat | None = None
+    """Replacement for the preset gate's ``format`` (a new ``command`` may need a new one)."""
+    baseline: GateBaseline | None = None
+    """Replacement for the preset gate's ``baseline``."""
     enabled: bool = True
     """Set to false to drop the preset gate entirely."""
 
