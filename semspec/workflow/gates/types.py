@@ -136,8 +136,12 @@ class GateReport:
         failures = self.required_failures
         if not failures:
             return ""
-        share = max(0, max_chars // len(failures))
+        # New findings of failed optional gates come along as warnings: the developer is going
+        # back anyway, and fixing them now costs less than a reviewer's round.
+        warnings = [r for r in self.optional_failures if r.has_items]
+        share = max(0, max_chars // (len(failures) + len(warnings)))
         blocks = [_failure_block(r, share) for r in failures]
+        blocks += [_warning_block(r, share) for r in warnings]
         return "\n\n".join(blocks)[:max_chars]
 
     def summary_text(self) -> str:
@@ -173,3 +177,13 @@ def _failure_block(result: GateResult, budget: int) -> str:
         keep = max(0, room - len(marker))
         output = marker + output[len(output) - keep :] if keep else marker[:room]
     return header + output + footer
+
+
+def _warning_block(result: GateResult, budget: int) -> str:
+    """An optional gate's new findings, as many as ``budget`` allows."""
+    header = f"WARNING: {result.headline()}\n$ {result.command}\n"
+    for limit in range(len(result.items), 0, -1):
+        body = header + result.items_text(limit)
+        if len(body) <= budget:
+            return body
+    return header[:budget]
