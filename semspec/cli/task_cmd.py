@@ -150,14 +150,15 @@ def _show_status(
 ) -> None:
     """Fetch a task's status and print it with ``render`` (or as JSON, the log only for logs)."""
     from semspec.client.task_client import task_status
-    from semspec.client.task_render import render_log
+    from semspec.client.task_render import render_log, render_log_raw
 
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:
         status = await task_status(client, task_id)
         if as_json:
-            print_json(cli.console, jsonable(status.log if render is render_log else status))
+            logs = render in (render_log, render_log_raw)
+            print_json(cli.console, jsonable(status.log if logs else status))
         else:
             render(cli.console, status)
 
@@ -169,14 +170,16 @@ def status_cmd(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., help="Task id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    raw: bool = typer.Option(False, "--raw", help="Add the failed gates' raw output."),
 ) -> None:
     """Phase, iteration, retries, dollars, last gates and verdict, escalation, fingerprints.
 
     Dollars are shown per iteration and against the task's budget; a pending escalation comes
-    with the commands that answer it."""
-    from semspec.client.task_render import render_status
+    with the commands that answer it. A failed gate shows its findings (file, line, rule,
+    message); ``--raw`` adds the end of its output."""
+    from semspec.client.task_render import render_status, render_status_raw
 
-    _show_status(ctx, task_id, as_json, render_status)
+    _show_status(ctx, task_id, as_json, render_status_raw if raw else render_status)
 
 
 @app.command("logs")
@@ -184,11 +187,12 @@ def logs_cmd(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., help="Task id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    raw: bool = typer.Option(False, "--raw", help="Add the failed gates' raw output."),
 ) -> None:
     """Iteration by iteration: developer outcome, gates, verdicts, signals, fingerprints."""
-    from semspec.client.task_render import render_log
+    from semspec.client.task_render import render_log, render_log_raw
 
-    _show_status(ctx, task_id, as_json, render_log)
+    _show_status(ctx, task_id, as_json, render_log_raw if raw else render_log)
 
 
 @app.command("list")

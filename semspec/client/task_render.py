@@ -15,6 +15,8 @@ from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
 GATE_TAIL_LINES = 20
 GATE_TAIL_CHARS = 2_000
 """How much of a failed gate's output a person sees inline; the full log is on disk."""
+GATE_ITEMS_SHOWN = 10
+"""Findings of one gate shown in the terminal; the rest is a count."""
 
 
 def verdict_name(review: ReviewStep) -> str:
@@ -34,17 +36,33 @@ def gate_tail(output: str, lines: int = GATE_TAIL_LINES, chars: int = GATE_TAIL_
     return text[-chars:] if len(text) > chars else text
 
 
-def render_failed_gates(console: Console, gates: Iterable[GateResult]) -> None:
-    """For each failed gate: how it ended, the tail of its output, and the full log's path."""
+def render_failed_gates(
+    console: Console, gates: Iterable[GateResult], raw: bool = False, task_id: str = ""
+) -> None:
+    """For each failed gate: how it ended, its findings (file, line, rule, message) when its
+    output was read into them, else (or with ``raw``) the tail of its output; and the full
+    log's path. A passed gate shows nothing here, whatever the base commit already had."""
     for gate in gates:
         if gate.passed:
             continue
-        console.print(f"  {gate.headline()}", markup=False)
-        tail = gate_tail(gate.output)
-        if tail:
-            console.print("    last lines of its output:", markup=False)
-            for line in tail.splitlines():
-                console.print(f"    | {line}", markup=False, soft_wrap=True)
+        console.print(f"  {gate.headline()}", markup=False, soft_wrap=True)
+        if gate.note:
+            console.print(f"    {gate.note}", markup=False, soft_wrap=True)
+        if gate.has_items:
+            for line in gate.items_text(GATE_ITEMS_SHOWN).splitlines():
+                console.print(f"    {line}", markup=False, soft_wrap=True)
+        if raw or not gate.has_items:
+            tail = gate_tail(gate.output)
+            if tail:
+                console.print("    last lines of its output:", markup=False)
+                for line in tail.splitlines():
+                    console.print(f"    | {line}", markup=False, soft_wrap=True)
+        elif task_id:
+            console.print(
+                f"    its output: `semspec task status {task_id} --raw`",
+                markup=False,
+                soft_wrap=True,
+            )
         if gate.log_path:
             console.print(f"    full log: {gate.log_path}", markup=False, soft_wrap=True)
 
@@ -85,8 +103,9 @@ def render_cost(console: Console, status: TaskStatus) -> None:
         console.print(f"  without a price (no dollars counted): {names}", markup=False)
 
 
-def render_status(console: Console, status: TaskStatus) -> None:
-    """Phase, counters, last gates and verdict, and a pending escalation with its commands."""
+def render_status(console: Console, status: TaskStatus, raw: bool = False) -> None:
+    """Phase, counters, last gates and verdict, and a pending escalation with its commands;
+    ``raw`` adds the failed gates' output to their findings."""
     out = console.print
     out(f"task {status.task_id}: {status.title}", markup=False)
     state = status.outcome or status.phase
@@ -105,8 +124,9 @@ def render_status(console: Console, status: TaskStatus) -> None:
     render_cost(console, status)
     for gate in status.last_gates:
         mark = "pass" if gate.passed else ("FAIL" if gate.required else "warn")
-        out(f"  gate {gate.name}: {mark} ({gate.duration_ms:.0f} ms)", markup=False)
-    render_failed_gates(console, status.last_gates)
+        known = f", {gate.known} already on the base" if gate.known else ""
+        out(f"  gate {gate.name}: {mark} ({gate.duration_ms:.0f} ms{known})", markup=False)
+    render_failed_gates(console, status.last_gates, raw, status.task_id)
     if status.last_verdict is not None:
         v = status.last_verdict
         out(f"  last verdict: {verdict_name(v)} by {v.reviewer} {v.summary}".rstrip(), markup=False)
@@ -157,7 +177,7 @@ def render_final(console: Console, status: TaskStatus) -> None:
     esc = status.pending_escalation
     if esc is not None:
         out(f"task {status.task_id}: escalated ({esc.reason}): {esc.message}", markup=False)
-        render_failed_gates(console, status.last_gates)
+        render_failed_gates(console, status.last_gates, task_id=status.task_id)
         _resolve_commands(console, status, esc.reason)
         return
     outcome = status.outcome or status.phase
@@ -168,7 +188,7 @@ def render_final(console: Console, status: TaskStatus) -> None:
         )
         return
     out(f"task {status.task_id}: {outcome} {status.reason or ''}".rstrip(), markup=False)
-    render_failed_gates(console, status.last_gates)
+    render_failed_gates(console, status.last_gates, task_id=status.task_id)
 
 
 def render_entry(console: Console, entry: LogEntry) -> None:
@@ -176,8 +196,9 @@ def render_entry(console: Console, entry: LogEntry) -> None:
     console.print(f"  [{entry.iteration}] {entry.kind:<11} {entry.message}", markup=False)
 
 
-def render_log(console: Console, status: TaskStatus) -> None:
-    """The task's history, iteration by iteration, then the failed gates of the last one."""
+def render_log(console: Console, status: TaskStatus, raw: bool = False) -> None:
+    """The task's history, iteration by iteration, then the failed gates of the last one
+    (their findings; ``raw`` adds their output)."""
     console.print(f"task {status.task_id}: {status.title}", markup=False)
     current = -1
     for entry in status.log:
@@ -185,7 +206,17 @@ def render_log(console: Console, status: TaskStatus) -> None:
             current = entry.iteration
             console.print(f"iteration {current}" if current else "setup", markup=False)
         render_entry(console, entry)
-    render_failed_gates(console, status.last_gates)
+    render_failed_gates(console, status.last_gates, raw, status.task_id)
     # A finished task's last entry already says how it ended.
     if not status.log or status.log[-1].kind != "finished":
         console.print(f"state: {status.outcome or status.phase}", markup=False)
+
+
+def render_status_raw(console: Console, status: TaskStatus) -> None:
+    """``render_status`` with the failed gates' raw output (``task status --raw``)."""
+    render_status(console, status, raw=True)
+
+
+def render_log_raw(console: Console, status: TaskStatus) -> None:
+    """``render_log`` with the failed gates' raw output (``task logs --raw``)."""
+    render_log(console, status, raw=True)
