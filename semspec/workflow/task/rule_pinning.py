@@ -17,6 +17,7 @@ from dataclasses import replace
 from semspec.agents.protocol import ReviewVerdict
 from semspec.processors.sources.rule_kinds import kind_of
 from semspec.workflow.task.messages import ReviewContextUse
+from semspec.workflow.task.review_context import MAX_LISTED_ITEMS
 
 RULE_FILE_CHANGED = "rule_file_changed"
 """The note's reason code."""
@@ -58,13 +59,10 @@ def check_citations(verdict: ReviewVerdict, used: ReviewContextUse | None) -> Re
         if status == "left_out":
             note = f"cites {finding.sop_id}, which was left out of the reviewer's context"
             finding = replace(finding, citation=note)
-        elif status is None and len(used.rules) < _LISTED_MOST:
+        elif status is None and len(used.rules) < MAX_LISTED_ITEMS:
+            # Past the bound the record lists only part of the rules: an unlisted id may
+            # have been given.
             note = f"cites {finding.sop_id}, which is no SOP or rule that applies to the task"
             finding = replace(finding, citation=note)
         findings.append(finding)
     return replace(verdict, findings=findings)
-
-
-_LISTED_MOST = 60
-"""``review_context.MAX_LISTED_ITEMS``: past it the record lists only part of the rules, so an
-unlisted id may have been given."""
