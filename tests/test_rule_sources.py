@@ -1,9 +1,11 @@
 """Rule files of other tools (AGENTS.md, CLAUDE.md, .cursor/rules, .github/instructions) read by
-``sources sync`` on a real Oxigraph store, hostile ones included: huge or unclosed front matter,
-import loops, imports that leave the repository, links, FIFOs and odd file names."""
+``sources sync`` on a real Oxigraph store: scope, precedence, front matter in the shapes
+published files use, a real third-party AGENTS.md, and the knowledge page. Hostile files are in
+``tests/security/test_hostile_rule_files.py``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pygit2
@@ -145,6 +147,11 @@ def test_a_real_agents_md_of_a_third_party_repository_is_read_and_cut_by_the_bud
         "11800": [("AGENTS.md", "cut")],
         "10000": [("AGENTS.md", "left_out")],
     }
+    table = CliRunner().invoke(
+        app, ["--repo", str(repo), "review", "context", "-f", rust, "--window", "11800"]
+    )
+    assert "rules for these files" in table.stdout
+    assert re.search(r"AGENTS\.md\s+agents_md\s+warning\s+cut\s+\d+/10", table.stdout)
 
 
 @pytest.mark.parametrize(
