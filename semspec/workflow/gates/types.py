@@ -2,9 +2,9 @@
 
 They cross the Temporal activity boundary, so they hold only str, int, float, bool, lists and
 nested dataclasses; the helpers are methods and properties, which serialization ignores.
+Annotations are evaluated here (no ``from __future__ import annotations``): Temporal's workflow
+sandbox decodes these from their hints, and could not resolve ``GateItem`` as a string there.
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 
