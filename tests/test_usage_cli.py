@@ -223,8 +223,8 @@ async def test_the_table_marks_running_tasks_and_unknown_prices_and_ends_with_a_
 
     assert result.exit_code == 0, result.output
     lines = [" ".join(line.replace("│", " ").split()) for line in result.stdout.splitlines()]
-    assert "busy 1 5 3,500 1,000 350 $0.0100 running; unknown price: local" in lines
-    assert "total 1 5 3,500 1,000 350 $0.0100 1 running; unknown price: local" in lines
+    assert "busy 1 5 3,500 1,000 350 $0.0100 + unpriced (model local) running" in lines
+    assert "total 1 5 3,500 1,000 350 $0.0100 + unpriced (model local) 1 running" in lines
 
 
 def test_an_unknown_grouping_is_refused_before_connecting(tmp_path: Path) -> None:

@@ -67,12 +67,12 @@ def _note(group: UsageGroup, one_task: bool) -> str:
     parts = []
     if group.running:
         parts.append("running" if one_task else f"{group.running} running")
-    if group.unpriced_models:
-        parts.append(f"unknown price: {', '.join(group.unpriced_models)}")
     return "; ".join(parts)
 
 
 def _row(group: UsageGroup, one_task: bool = False) -> tuple[str, ...]:
+    from semspec.workflow.task.dollars import spent_text
+
     return (
         group.key,
         f"{group.tasks:,}",
@@ -80,7 +80,7 @@ def _row(group: UsageGroup, one_task: bool = False) -> tuple[str, ...]:
         f"{group.input_tokens:,}",
         f"{group.cached_tokens:,}",
         f"{group.output_tokens:,}",
-        f"${group.cost_usd:,.4f}",
+        spent_text(group.cost_usd, group.unpriced_models),
         _note(group, one_task),
     )
 
@@ -96,7 +96,7 @@ def usage_cmd(
     ),
 ) -> None:
     """Steps, tokens (input includes cached) and dollars of all tasks, grouped, with a total."""
-    # Dollars count only models with a price; a group that used one without says so in "note".
+    # Dollars count only models with a price; a group that used one without names it there.
     cli = cli_context(ctx)
     grouping = _grouping(by)
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from semspec.core.reasons import FallbackReason
 from semspec.vocabulary.suggestions import escalation_answers
 from semspec.workflow.gates.types import GateResult
-from semspec.workflow.task.dollars import usd
+from semspec.workflow.task.dollars import spent_text, usd
 from semspec.workflow.task.messages import LogEntry, ReviewStep, TaskStatus
 
 GATE_TAIL_LINES = 20
@@ -68,39 +68,69 @@ def render_failed_gates(
 
 
 def render_models(console: Console, status: TaskStatus) -> None:
-    """The models that played each role, then the registry's suggestion, labelled as one."""
+    """The model that ran for each role; apart, and only where it differs, the model the
+    registry would pick (from recorded performance: ``semspec models assign`` says why)."""
     if status.models:
         ran = ", ".join(f"{role} {name}" for role, name in sorted(status.models.items()))
         console.print(f"  models: {ran}", markup=False, soft_wrap=True)
-    if status.assignment:
-        # Each line is "role: model (why ...)"; the why is in --json and `semspec models assign`.
-        picks = "; ".join(line.partition(" (")[0] for line in status.assignment)
+    differing = suggestions_differing(status)
+    if differing:
+        picks = ", ".join(f"{role} {model}" for role, model in differing)
         console.print(
-            f"  registry suggestion (information only, not what ran): {picks}",
+            f"  the registry would pick instead: {picks} (why: `semspec models assign`)",
             markup=False,
             soft_wrap=True,
         )
 
 
+def suggestions_differing(status: TaskStatus) -> list[tuple[str, str]]:
+    """(role, model) of each registry suggestion that is not the model that ran for the role.
+
+    An assignment line reads ``role: model (why ...)``; a model that ran reads
+    ``provider:model``."""
+    differing = []
+    for line in status.assignment:
+        role, _, rest = line.partition(": ")
+        model = rest.partition(" (")[0].strip()
+        if not model or model == "none qualifies":
+            continue
+        ran = status.models.get(role, "")
+        if ran.partition(":")[2] != model and ran != model:
+            differing.append((role, model))
+    return differing
+
+
 def render_cost(console: Console, status: TaskStatus) -> None:
     """Dollars and tokens spent, against the budget, and per iteration; nothing when the agents
-    reported no usage and there is no budget."""
+    reported no usage and there is no budget. An unknown price reads ``unpriced`` with the model
+    named (``spent_text``), never as ``$0.0000``."""
     usage, budget = status.usage, status.budget_usd
     if not usage.steps and not usage.cost_usd and budget is None:
         return
     of = f" of {usd(budget)} budget" if budget is not None else ""
     console.print(
-        f"  cost: {usd(usage.cost_usd)}{of} ({usage.steps} steps; {usage.input_tokens:,} in, "
-        f"{usage.output_tokens:,} out, {usage.cached_tokens:,} cached tokens)",
+        f"  cost: {spent_text(usage.cost_usd, usage.unpriced_models)}{of} ({usage.steps} steps; "
+        f"{usage.input_tokens:,} in, {usage.output_tokens:,} out, {usage.cached_tokens:,} "
+        "cached tokens)",
         markup=False,
         soft_wrap=True,
     )
-    if status.iteration_costs:
+    if status.iteration_costs and (usage.cost_usd or not usage.unpriced_models):
         each = ", ".join(f"{n} {usd(c)}" for n, c in enumerate(status.iteration_costs, 1))
-        console.print(f"  cost per iteration: {each}", markup=False, soft_wrap=True)
-    if usage.unpriced_models:
-        names = ", ".join(sorted(usage.unpriced_models))
-        console.print(f"  without a price (no dollars counted): {names}", markup=False)
+        priced = " (priced calls only)" if usage.unpriced_models else ""
+        console.print(f"  cost per iteration{priced}: {each}", markup=False, soft_wrap=True)
+
+
+def retries_fraction(retries: int, allowed: int) -> str:
+    """Retries as used of allowed (``3/3``), never more used than allowed: the attempt past the
+    bound is the escalation, not a retry."""
+    return f"{min(retries, allowed)}/{allowed}"
+
+
+def retries_text(status: TaskStatus) -> str:
+    """``retries: 2/3``, with ``none left`` once they are all used."""
+    left = ", none left" if status.retries >= status.max_retries else ""
+    return f"retries: {retries_fraction(status.retries, status.max_retries)}{left}"
 
 
 def render_status(console: Console, status: TaskStatus, raw: bool = False) -> None:
@@ -109,11 +139,7 @@ def render_status(console: Console, status: TaskStatus, raw: bool = False) -> No
     out = console.print
     out(f"task {status.task_id}: {status.title}", markup=False)
     state = status.outcome or status.phase
-    out(
-        f"  state: {state}   iteration: {status.iteration}   "
-        f"retries: {status.retries}/{status.max_retries}",
-        markup=False,
-    )
+    out(f"  state: {state}   iteration: {status.iteration}   {retries_text(status)}", markup=False)
     if status.branch:
         out(f"  branch: {status.branch}", markup=False)
     if status.commit_id:

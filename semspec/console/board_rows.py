@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 from temporalio.client import WorkflowQueryFailedError
 
 from semspec.client.task_client import state_name, task_status
+from semspec.client.task_render import retries_fraction
 from semspec.core.errors import SemspecError
 from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
+from semspec.workflow.task.dollars import spent_text
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -48,6 +50,8 @@ class BoardRow:
     utilization: float | None
     cost_usd: float
     started: str
+    cost: str = ""
+    """What was spent as the task page shows it (``spent_text``); empty when nothing is known."""
 
 
 async def board_rows(
@@ -101,11 +105,12 @@ def board_row(task_id: str, wf_state: str, started: str, status: TaskStatus | No
         title=status.title,
         plan_id=status.plan_id or "",
         iteration=status.iteration,
-        retries=f"{status.retries}/{status.max_retries}",
+        retries=retries_fraction(status.retries, status.max_retries),
         pressure=context.pressure if context else "",
         utilization=context.utilization if context else None,
         cost_usd=status.usage.cost_usd,
         started=started,
+        cost=spent_text(status.usage.cost_usd, status.usage.unpriced_models),
     )
 
 

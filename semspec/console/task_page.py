@@ -35,7 +35,7 @@ from semspec.console.task_steps import task_steps
 from semspec.console.task_timeline import timeline
 from semspec.core.errors import NotFoundError, SemspecError
 from semspec.core.run_folder import run_dir_of
-from semspec.workflow.task.dollars import usd
+from semspec.workflow.task.dollars import spent_text, step_cost_text, usd
 from semspec.workflow.task.messages import TaskStatus
 
 LOG_HEADERS = {"Cache-Control": "no-store", "Content-Disposition": "inline"}
@@ -65,7 +65,7 @@ async def task(request: Request) -> Response:
         "problem": "",
         "timeline": timeline(status),
         "diff": await task_diff(status, state.repo),
-        "cost": usd(status.usage.cost_usd),
+        "cost": spent_text(status.usage.cost_usd, status.usage.unpriced_models),
         "budget": usd(status.budget_usd) if status.budget_usd is not None else "",
     }
     return state.render(request, "task.html", context)
@@ -80,7 +80,7 @@ async def steps(request: Request) -> Response:
         read = await task_steps(await state.nats(), task_id)
     except (nats.errors.Error, SemspecError, OSError, TimeoutError) as exc:
         problem = f"the stored events cannot be read: {exc}"
-    context = {"task_id": task_id, "read": read, "problem": problem, "usd": usd}
+    context = {"task_id": task_id, "read": read, "problem": problem, "cost": step_cost_text}
     return state.render(request, "task_steps.html", context)
 
 

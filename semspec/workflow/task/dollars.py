@@ -122,3 +122,22 @@ def plan_share(
 def usd(amount: float) -> str:
     """Dollars as people read them: cents, or four decimals below a dollar."""
     return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
+
+
+def spent_text(cost_usd: float, unpriced_models: Sequence[str]) -> str:
+    """What was spent, one way everywhere (task status, ``usage``, the console's task page,
+    board and steps): the priced figure; ``unpriced (model m)`` when nothing spent had a price,
+    so an unknown price never reads as ``$0.0000``; both when some of it had one."""
+    if not unpriced_models:
+        return usd(cost_usd)
+    label = "model" if len(unpriced_models) == 1 else "models"
+    unpriced = f"unpriced ({label} {', '.join(sorted(unpriced_models))})"
+    return f"{usd(cost_usd)} + {unpriced}" if cost_usd else unpriced
+
+
+def step_cost_text(cost_usd: float | None, model: str | None) -> str:
+    """One step's cost: the priced figure, ``unpriced`` with the model named, or nothing for a
+    step that called no model."""
+    if cost_usd is not None:
+        return usd(cost_usd)
+    return spent_text(0.0, [model]) if model else ""
