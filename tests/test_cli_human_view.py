@@ -176,7 +176,9 @@ def test_task_status_names_the_models_that_ran_apart_from_the_registry_suggestio
     lines = failing.out("status").splitlines()
     assert "  models: developer scripted:scripted, reviewer scripted:scripted" in lines
     suggestion = next(line for line in lines if "gpt" in line)
-    assert suggestion.startswith("  registry suggestion (information only, not what ran): ")
+    assert suggestion.startswith("  the registry would pick instead: developer gpt")
+    assert suggestion.endswith("(why: `semspec models assign`)")
+    assert not any("assignment:" in line for line in lines)
 
 
 def test_an_abstaining_reviewer_shows_as_abstain_in_status_and_logs(abstained: Seen) -> None:

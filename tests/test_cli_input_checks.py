@@ -163,3 +163,49 @@ def test_monitor_events_names_the_kinds_when_one_is_unknown(git_repo: Path) -> N
     assert done.returncode == EXIT_BAD_INPUT, done.stderr
     assert "--kind 'stepz' is not one of iteration, gate" in flat(done.stderr)
     assert "Traceback" not in done.stderr
+
+
+# ----- inputs checked when given (issue 30, item 5) ---------------------------------------------
+
+
+def test_a_missing_script_is_refused_even_when_no_role_is_scripted(git_repo: Path) -> None:
+    role = "{provider: openai, model: gpt-4o}"
+    config = git_repo / ".semspec" / "config.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f"models:\n  developer: {role}\n  reviewer: {role}\n", encoding="utf-8")
+    done = semspec(
+        "--repo", str(git_repo), "task", "submit", "A title", "--file", "calc.py",
+        "--criterion", "it works", "--script", "nope.yaml",
+    )  # fmt: skip
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    error, hint = done.stderr.splitlines()
+    assert error.startswith("error: ") and "nope.yaml" in error and "not found" in error
+    assert hint.startswith("hint: ")
+
+
+def test_a_repository_with_no_commit_is_told_to_make_a_first_commit(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    done = semspec(
+        "--repo", str(tmp_path), "task", "submit", "A title", "--file", "calc.py",
+        "--criterion", "it works",
+    )  # fmt: skip
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    error, hint = done.stderr.splitlines()
+    assert error == f"error: --repo: {tmp_path} has no commit yet: a task starts from a commit " + (
+        "of its base branch"
+    )
+    assert hint.startswith("hint: make a first commit")
+    assert "base_branch" not in hint
+
+
+@pytest.mark.parametrize(("command", "kind"), [("task", "task"), ("plan", "plan")])
+def test_a_missing_task_or_plan_file_has_a_hint(git_repo: Path, command: str, kind: str) -> None:
+    args = ["-f", "missing.yaml"] if command == "task" else ["missing.yaml"]
+    done = semspec("--repo", str(git_repo), command, "submit", *args, cwd=git_repo)
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    error, hint = done.stderr.splitlines()
+    assert error.endswith(f"{kind} file missing.yaml not found")
+    assert hint == (
+        "hint: check the path (relative to the current directory); the format of a "
+        f"{kind} file is in docs/{kind}-yaml.md"
+    )

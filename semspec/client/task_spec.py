@@ -159,13 +159,17 @@ def read_spec_file(
 ) -> dict[Any, Any]:
     """The top-level mapping of a task or plan file (``kind``) given as ``field``; a missing
     file, another shape or an unknown key is a ``TaskSpecError``."""
+    hint = (
+        f"check the path (relative to the current directory); the format of a {kind} file is "
+        f"in docs/{kind}-yaml.md"
+    )
     try:
         raw = read_yaml(path).data
     except FileNotFoundError:
-        raise TaskSpecError(f"{kind} file {path} not found", field=field) from None
+        raise TaskSpecError(f"{kind} file {path} not found", field=field, hint=hint) from None
     except OSError as exc:  # a name too long, a folder, no permission
         reason = exc.strerror or type(exc).__name__
-        raise TaskSpecError(f"{kind} file {path}: {reason}", field=field) from None
+        raise TaskSpecError(f"{kind} file {path}: {reason}", field=field, hint=hint) from None
     if not isinstance(raw, dict):
         raise TaskSpecError(f"{path} must hold a mapping with {needs}", field=field)
     reject_unknown_keys(path, raw, known, "")
@@ -205,10 +209,15 @@ def _check_script(role: RoleSpec, repo: Path, name: str) -> RoleSpec:
             field="script",
             hint="pass --script FILE, or set models.<role>.script in .semspec/config.yaml",
         )
-    path = Path(role.script)
-    path = path if path.is_absolute() else (repo / path)
+    path = _script_path(role.script, repo)
     load_script(path)  # raises ScriptError naming the file and field
     return RoleSpec(role.provider, role.model, str(path.resolve()))
+
+
+def _script_path(script: str, repo: Path) -> Path:
+    """A script path as given: absolute, or relative to the repository."""
+    path = Path(script)
+    return path if path.is_absolute() else (repo / path)
 
 
 def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> TaskInput:
@@ -228,6 +237,14 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
             f"{repo} is not a git repository", field="--repo", hint="pass --repo PATH"
         ) from None
     base = draft.base_branch or config.project.base_branch
+    if git.head_is_unborn:
+        # No commit at all: no base_branch setting can help, a first commit does.
+        raise TaskSpecError(
+            f"{repo} has no commit yet: a task starts from a commit of its base branch",
+            field="--repo",
+            hint="make a first commit (e.g. `git add -A && git commit -m 'first commit'`), "
+            "then submit again",
+        )
     if git.lookup_branch(base) is None:
         raise TaskSpecError(
             f"branch {base!r} does not exist in {repo}",
@@ -247,6 +264,9 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
     reviewer = _check_script(
         _role(config.models.reviewer, draft.reviewer, draft.script, "reviewer"), repo, "reviewer"
     )
+    if draft.script and "scripted" not in (developer.provider, reviewer.provider):
+        # No role replays it, but a script named and missing is a mistake to say now.
+        load_script(_script_path(draft.script, repo))
     spec = TaskSpec(
         task_id=task_id,
         title=title,
