@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Submit and follow tasks.", no_args_is_help=True)
 
 EXIT_ESCALATED = 3
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as a shell reports SIGINT (128 + 2)."""
 
 
 @app.command("submit")
@@ -93,9 +95,12 @@ def submit_cmd(
         inp = replace(inp, spec=replace(inp.spec, keep_checkpoints=True))
     owner = load_owner_key(cli.config, cli.repo)
 
+    submitted: list[str] = []  # the task id once the stack took it: Ctrl-C then leaves it running
+
     async def body(client: Client, endpoints: Endpoints) -> int:
         await submit(client, endpoints.task_queue, inp, owner)
         task = inp.spec.task_id
+        submitted.append(task)
         if as_json and not wait:
             print_json(cli.console, {"task_id": task, "workflow_id": task_workflow_id(task)})
             return 0
@@ -112,8 +117,25 @@ def submit_cmd(
     traces = telemetry.setup(cli.config, "cli")
     try:
         raise typer.Exit(run_with_client(cli, body))
+    except KeyboardInterrupt:
+        # Ctrl-C stops the following, not the task: the workflow runs on in the worker.
+        tell_interrupted(cli.err, inp.spec.task_id, sure=bool(submitted))
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
         traces.shutdown()
+
+
+def tell_interrupted(err: Console, task_id: str, *, sure: bool) -> None:
+    """On stderr (stdout may be JSON for a script): the task goes on, and the commands to
+    follow or cancel it."""
+    said = "goes on running" if sure else "may have been submitted and then goes on running"
+    err.print(f"interrupted: task {task_id} {said} on the worker", markup=False, soft_wrap=True)
+    for what, command in (
+        ("follow it", f"semspec task status {task_id}"),
+        ("its history", f"semspec task logs {task_id}"),
+        ("cancel it", f"semspec task cancel {task_id}"),
+    ):
+        err.print(f"  {what}: {command}", markup=False, soft_wrap=True)
 
 
 async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> int:  # type: ignore[no-untyped-def]
