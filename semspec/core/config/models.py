@@ -153,7 +153,10 @@ class GatesConfig(_Section):
     overrides: dict[str, GateOverride] = Field(default_factory=dict)
     """Per-gate changes to the preset, keyed by gate name."""
     additional: list[GateCommand] = Field(default_factory=list)
-    """Extra gates run after the preset's."""
+    """Extra gates run after the preset's, each with ``name``, ``command``, ``required``,
+    ``timeout``, ``working_dir``, ``network``, ``format`` (``ruff-json``, ``mypy``,
+    ``eslint-json``, ``golangci-json``, ``cargo-json``, ``pytest``, ``go-test-json``,
+    ``cargo-test``) and ``baseline`` (``auto`` or ``off``)."""
     max_output_bytes: int = Field(default=16_384, gt=0)
     """Bytes of gate output kept inline (head and tail); the full log goes to a file."""
     max_log_bytes: int = Field(default=64 * 1024**2, gt=0)
@@ -789,7 +792,9 @@ class SemspecConfig(_Section):
     """Mechanical checks run in the worktree after each developer iteration. A Python project's
     gates import the worktree's code (its import roots first on ``PYTHONPATH``; no gate runs
     when Python would find that code elsewhere); a gate whose program is not found fails the
-    task once, as a configuration error."""
+    task once, as a configuration error. A gate with a ``format`` has its output read into
+    findings (file, line, rule, message), shown before its raw output; with ``baseline: auto``
+    (the default) findings and failing tests already on the task's base commit do not count."""
     loop: LoopConfig = Field(default_factory=LoopConfig)
     """Bounds of the developer/reviewer loop."""
     risk: RiskConfig = Field(default_factory=RiskConfig)
