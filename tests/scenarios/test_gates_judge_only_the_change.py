@@ -67,6 +67,7 @@ def six_repo(stack: Stack, name: str) -> Path:
 
 def gate(status: dict[str, Any], name: str) -> dict[str, Any]:
     (found,) = [g for g in status["last_gates"] if g["name"] == name]
+    assert isinstance(found, dict)
     return found
 
 
