@@ -12,6 +12,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from semspec.core import telemetry
+from semspec.workflow.event_worker import TaskWorkers, build_event_worker
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
@@ -46,8 +47,11 @@ def build_worker(
     identity: str | None = None,
     *,
     owner_key: str,
-) -> Worker:
+) -> TaskWorkers:
     """A worker for the task loop; activities share ``publisher`` for monitor events.
+
+    Two Temporal workers run as one: the loop's, and the one of its event publishing
+    (``event_worker.py``), whose slots gates and agents cannot take.
 
     ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
     ``owner_key`` is the public key of the stack's owner: the worker runs only tasks that
@@ -55,7 +59,8 @@ def build_worker(
     join the trace of whoever started the task, docs/telemetry.md).
     """
     activities = TaskActivities(publisher)
-    return Worker(
+    interceptors = telemetry.current().worker_interceptors(client)
+    loop = Worker(
         client,
         task_queue=task_queue,
         identity=identity,
@@ -73,8 +78,11 @@ def build_worker(
         # A cancellation (a halt from the risk monitor) reaches an activity only in the answer
         # to a heartbeat: send them often enough that a halted step stops within seconds.
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
-        interceptors=telemetry.current().worker_interceptors(client),
+        interceptors=interceptors,
     )
+    # Loop events are published on a queue of their own, never behind a gate (issue 26).
+    events = build_event_worker(client, task_queue, activities, identity, interceptors)
+    return TaskWorkers(loop, events)
 
 
 async def run_worker(

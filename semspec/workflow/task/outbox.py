@@ -8,6 +8,9 @@ Temporal's history keeps it: a worker that dies mid-drain leaves it to the next 
 checkpoint carries it into the next run. Every event keeps the id it got when the loop added it
 (``Nats-Msg-Id``), so a batch sent twice is stored once. Before the workflow returns it waits
 until the outbox is empty (``drained``): ``finished`` is always the last event out.
+
+Runs that record ``EVENT_QUEUE_PATCH`` send their calls to the event queue, where no gate or
+agent holds the slots (``event_queue.py``); runs recorded before it keep the loop's own queue.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.event_queue import EVENT_QUEUE_PATCH, event_queue
 from semspec.workflow.task.messages import PublishBatch, PublishInput, TaskStatus
 
 BATCH = 20
@@ -83,12 +87,19 @@ class Outbox:
             sent = await workflow.execute_activity_method(
                 TaskActivities.publish_events,
                 PublishBatch(self._events[:BATCH]),
+                task_queue=self._queue(),
                 start_to_close_timeout=PUBLISH_TIMEOUT,
                 retry_policy=RETRY_FOREVER,
             )
             del self._events[: sent.sent]
             self._status.events_dropped += sent.refused
             self._count()
+
+    def _queue(self) -> str | None:
+        """The event queue, or None (the run's own queue) for runs from before it."""
+        if workflow.patched(EVENT_QUEUE_PATCH):
+            return event_queue(workflow.info().task_queue)
+        return None
 
     def _ready(self) -> bool:
         return bool(self._events) or self._closing

@@ -1,0 +1,178 @@
+"""Event lag: how late the task loop's events reach the monitor's stream while gates fill the
+worker's activity slots, against one task alone.
+
+One embedded stack (``semspec up``: NATS, the Temporal dev server, one worker and the risk
+monitor) on a sample repository with a file per task. Its one gate sleeps ``GATE_S`` and passes.
+First one task runs alone (the baseline); then ``TASKS`` tasks are submitted together (four
+``task submit`` processes at a time), each with scripted agents: the developer writes its own
+file, the reviewer approves. Each task's gate holds an activity slot for ``GATE_S``, so with
+more tasks than the worker's slots (``MAX_CONCURRENT_ACTIVITIES``) the slots stay full for the
+whole run (issue 26).
+
+A loop event's lag is the time JetStream stored it minus the time the loop recorded it (the
+event's ``at``, taken on the worker when the step that produced it returned). Agent ``step``
+events are left out: the agent's own activity publishes them as it goes. Both clocks are this
+machine's.
+
+Run: ``python bench/event_lag.py`` (``--quick``: 5 tasks, 2 s gates, what a test runs). The
+last line is one JSON object: ``tasks``, ``gate_s``, ``events``, ``p50_s``, ``p95_s``, ``max_s``,
+``over_1s``, ``over_5s``, ``files_over_5s``, ``baseline_p95_s``, ``baseline_max_s``,
+``p95_ratio`` (loaded p95 over the baseline's) and ``targets_met`` (p95 < 1 s, max < 3 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import nats
+
+from semspec.vocabulary.events import event_from_json
+from tests.support.stack import Stack, python_gate, running_stack, sample_config, write_script
+
+TASKS = 50
+GATE_S = 10.0
+QUICK_TASKS = 5
+QUICK_GATE_S = 2.0
+SUBMITTERS = 4
+"""``task submit`` processes at once: more only crowd the machine's two cores."""
+TARGET_P95_S = 1.0
+TARGET_MAX_S = 3.0
+
+
+@dataclass
+class Lag:
+    """One stored loop event and how late it reached the stream."""
+
+    task_id: str
+    kind: str
+    seconds: float
+
+
+def task_file(index: int) -> str:
+    return f"part{index}.py"
+
+
+def submit(stack: Stack, task_id: str, index: int) -> None:
+    """Submit one task whose developer writes its own file and whose reviewer approves."""
+    name = task_file(index)
+    script = write_script(
+        stack.root / "scripts" / f"{task_id}.yaml",
+        [
+            {
+                "developer": {"write": {name: f"VALUE = {index + 1}\n"}},
+                "reviewer": {"verdict": "approve", "summary": "fine"},
+            }
+        ],
+    )
+    done = stack.cli(
+        "task", "submit", f"task {task_id}", "--id", task_id, "--file", name,
+        "--criterion", f"VALUE is {index + 1}", "--script", str(script),
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"task submit {task_id} failed: {done.stderr}")
+
+
+async def collect(url: str, task_ids: set[str], timeout_s: float) -> list[Lag]:
+    """Every stored loop event of ``task_ids``, read until each has its ``finished`` event."""
+    nc = await nats.connect(url, connect_timeout=5)
+    lags: list[Lag] = []
+    finished: set[str] = set()
+    deadline = time.monotonic() + timeout_s
+    try:
+        sub = await nc.jetstream().subscribe("agent.monitor.>", ordered_consumer=True)
+        while finished != task_ids:
+            if time.monotonic() > deadline:
+                missing = sorted(task_ids - finished)
+                raise SystemExit(f"tasks never finished within {timeout_s:.0f} s: {missing}")
+            try:
+                msg = await sub.next_msg(timeout=2.0)
+            except nats.errors.TimeoutError:
+                continue
+            event = event_from_json(msg.data)
+            if event.task_id not in task_ids or event.kind == "step" or not event.at:
+                continue
+            stored = msg.metadata.timestamp.timestamp()
+            recorded = datetime.fromisoformat(event.at).timestamp()
+            lags.append(Lag(event.task_id, event.kind, stored - recorded))
+            if event.kind == "finished":
+                finished.add(event.task_id)
+    finally:
+        await nc.close()
+    return lags
+
+
+def run(stack: Stack, prefix: str, count: int, timeout_s: float) -> list[Lag]:
+    """Submit ``count`` tasks (``SUBMITTERS`` at a time) and read their events' lags."""
+    ids = [f"{prefix}{i}" for i in range(count)]
+    with ThreadPoolExecutor(SUBMITTERS) as pool:
+        list(pool.map(lambda pair: submit(stack, pair[1], pair[0]), enumerate(ids)))
+    return asyncio.run(collect(stack.nats_url(), set(ids), timeout_s))
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def measure(tasks: int, gate_s: float) -> dict[str, Any]:
+    """The figures of one stack: one task alone, then ``tasks`` together."""
+    files = {task_file(i): "VALUE = 0\n" for i in range(tasks)}
+    gate = python_gate("wait", f"import time; time.sleep({gate_s})", timeout=gate_s + 60)
+    config = sample_config([gate], loop={"max_retries": 0, "activity_attempts": 1})
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-event-lag-") as tmp,
+        running_stack(Path(tmp), config, files) as stack,
+    ):
+        alone = run(stack, "alone", 1, 120 + gate_s)
+        # Bounded: the slots run the gates a few at a time, so the bound grows with the tasks.
+        loaded = run(stack, "load", tasks, 180 + 3 * gate_s * tasks)
+    seconds = [lag.seconds for lag in loaded]
+    base = [lag.seconds for lag in alone]
+    p95, worst = percentile(seconds, 0.95), max(seconds)
+    base_p95 = percentile(base, 0.95)
+    return {
+        "tasks": tasks,
+        "gate_s": gate_s,
+        "events": len(seconds),
+        "p50_s": round(percentile(seconds, 0.5), 3),
+        "p95_s": round(p95, 3),
+        "max_s": round(worst, 3),
+        "over_1s": sum(s > 1 for s in seconds),
+        "over_5s": sum(s > 5 for s in seconds),
+        "files_over_5s": sum(lag.seconds > 5 for lag in loaded if lag.kind == "files"),
+        "baseline_p95_s": round(base_p95, 3),
+        "baseline_max_s": round(max(base), 3),
+        "p95_ratio": round(p95 / base_p95, 1) if base_p95 > 0 else None,
+        "targets_met": p95 < TARGET_P95_S and worst < TARGET_MAX_S,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="5 tasks, 2 s gates")
+    args = parser.parse_args()
+    tasks, gate_s = (QUICK_TASKS, QUICK_GATE_S) if args.quick else (TASKS, GATE_S)
+    report = measure(tasks, gate_s)
+    print(
+        f"{report['tasks']} tasks x {report['gate_s']:.0f} s gates: {report['events']} loop "
+        f"events, lag p50 {report['p50_s']} s, p95 {report['p95_s']} s, max {report['max_s']} s "
+        f"({report['over_5s']} over 5 s, {report['files_over_5s']} of them files events); one "
+        f"task alone: p95 {report['baseline_p95_s']} s, max {report['baseline_max_s']} s"
+    )
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
