@@ -45,6 +45,8 @@ logger = get_logger(__name__)
 
 MAX_READ_BYTES = 16 * 1024 * 1024
 """Bytes of a gate's log read for items; a longer log is read from its inline text only."""
+BASE_RUN_EXTRA_S = 60.0
+"""Seconds a base run may take beyond twice the worktree run's time."""
 _CACHE_VERSION = 1
 _FILE_MODES = {pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE}
 
@@ -99,7 +101,7 @@ async def _judge(
     if spec.baseline == "off" or base is None:
         return _with_items(result, items, [], "")
     try:
-        base_items = await _base_items(spec, worktree, base, run)
+        base_items = await _base_items(spec, worktree, base, run, result.duration_ms / 1000)
     except (SemspecError, OSError, pygit2.GitError) as exc:
         logger.warning("gate baseline failed", gate=spec.name, error=str(exc))
         base_items, why = None, str(exc)
@@ -168,9 +170,13 @@ def cache_key(commit: str, spec: GateSpec) -> str:
 
 
 async def _base_items(
-    spec: GateSpec, worktree: Path, base: BaseCommit, run: GateSetup
+    spec: GateSpec, worktree: Path, base: BaseCommit, run: GateSetup, took_s: float
 ) -> list[GateItem] | None:
-    """The base commit's items for ``spec``: cached, else from one run on an export."""
+    """The base commit's items for ``spec``: cached, else from one run on an export.
+
+    The run may take twice what the worktree's took (plus a minute), never more than the
+    gate's timeout: the gates step's own timeout counts each gate's once (``bounds``), so an
+    unbounded second run could outlast it. A base run that times out gives no baseline."""
     key = cache_key(base.commit, spec)
     cached = await asyncio.to_thread(_read_cache, base.cache_dir / f"{key}.json")
     if cached is not None:
@@ -178,7 +184,8 @@ async def _base_items(
     tree = base.cache_dir / "trees" / f"{key}-{uuid.uuid4().hex[:8]}"
     try:
         await asyncio.to_thread(export_commit, worktree, base.commit, tree)
-        base_spec = replace(spec, required=True)
+        limit = min(spec.timeout_s, BASE_RUN_EXTRA_S + 2 * took_s)
+        base_spec = replace(spec, required=True, timeout_s=limit)
         log_dir = base.cache_dir / "logs" / key
         report = await run_gates(
             [base_spec], tree, log_dir, run.max_output_bytes, run.heartbeat, run.fencing

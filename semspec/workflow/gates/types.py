@@ -101,8 +101,6 @@ class GateResult:
         if self.has_items:
             count = len(self.items) + self.items_more
             status += f": {count} new finding{'s' if count != 1 else ''}"
-        if self.known:
-            status += f" ({self.known} already on the base commit, not counted)"
         return f"gate {self.name!r} ({kind}) {status} in {self.duration_ms / 1000:.1f}s"
 
 
@@ -152,6 +150,8 @@ class GateReport:
         for result in self.results:
             prefix = "WARNING: " if not result.required and not result.passed else ""
             lines.append(f"- {prefix}{result.headline()}")
+            if result.note:
+                lines.append(f"  {result.note}")
             if result.has_items and not result.passed:
                 lines.extend(f"  {line}" for line in result.items_text(10).splitlines())
         return "\n".join(lines)
