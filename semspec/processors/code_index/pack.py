@@ -54,6 +54,13 @@ MAX_STRING = 24
 unless it is a type (a forward reference)."""
 LITERAL_ITEMS = 5
 """A ``Literal[...]`` list keeps this many values, then ``...``."""
+MIN_FAMILY = 3
+LONG_SIGNATURE = 5
+"""A signature with more parameters than this writes its optional ones by name alone."""
+SMALL_LINES = 1
+"""A definition spanning no more lines than this (or any in a ``.pyi`` stub, whose bodies are
+``...``) is small: a run of them shares one claim."""
+"""Consecutive siblings alike enough to share one claim (see ``_PackWriter._families``)."""
 _STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _OPTIONAL = re.compile(
     r"(?P<name>\w+): (?:(?P<union>[^=]+) \| None|Optional\[(?P<optional>[^=]+)\])=None"
@@ -87,8 +94,28 @@ def short_signature(symbol: Symbol) -> str | None:
             split = split_parameters(rest)
             if split is None:
                 return rest
-            return f"({', '.join(_optional(p) for p in split[0])}){split[1]}"
+            params = [_optional(p) for p in split[0]]
+            if len(params) > LONG_SIGNATURE:
+                params = [_name_only(p) for p in params]
+            return f"({', '.join(params)}){split[1]}"
     return None
+
+
+def _name_only(parameter: str) -> str:
+    """An optional parameter of a long signature as ``name?``: its type and default are in the
+    evidence, and a caller of a long signature needs first which options exist."""
+    name = parameter.partition(":")[0]
+    if name.endswith("?") and name[:-1].isidentifier():
+        return name
+    try:  # a default, told apart from an ``=`` inside an annotation by Python's own parser
+        function = ast.parse(f"def f({parameter}): pass").body[0]
+    except SyntaxError:
+        return parameter
+    assert isinstance(function, ast.FunctionDef)
+    arguments = function.args
+    if arguments.defaults or any(d is not None for d in arguments.kw_defaults):
+        return f"{[*arguments.args, *arguments.kwonlyargs][0].arg}?"
+    return parameter
 
 
 def _optional(parameter: str) -> str:
@@ -235,6 +262,13 @@ class _PackWriter:
         """How many more definitions of the same name a packed symbol's span holds."""
         self.overrides: dict[tuple[str, int], str] = {}
         """The builtin base each packed override of a builtin's method overrides."""
+        self.families: dict[tuple[str, int], list[Symbol]] = {}
+        """Families of near-identical siblings by their first member (see ``_families``)."""
+        self.in_family: set[tuple[str, int]] = set()
+        self._held: list[tuple[str, int, int, int]] = []
+        """Small definitions waiting to be written (``_small``)."""
+        for facts in files:
+            self._families(facts)
         self._plan_dictionary(files)
 
     def _plan_dictionary(self, files: list[FileFacts]) -> None:
@@ -252,6 +286,8 @@ class _PackWriter:
         for facts in files:
             symbols = self._symbols(facts)
             for symbol in symbols:
+                if (facts.path, symbol.start_line) in self.in_family:
+                    continue  # written in its family's claim, names folded
                 if symbol not in signed[facts.path]:
                     # An override is written by its name and return type only.
                     uses[symbol.name] += 1
@@ -301,6 +337,8 @@ class _PackWriter:
         bases = {s.qualname: _builtin_bases(s) for s in symbols if s.kind == "class"}
         signed = []
         for symbol in symbols:
+            if (facts.path, symbol.start_line) in self.in_family:
+                continue
             base = _overridden(symbol, bases.get(symbol.parent or "", ()))
             if base is None or self.more[(facts.path, symbol.start_line)]:
                 signed.append(symbol)
@@ -328,8 +366,92 @@ class _PackWriter:
                 self.more[(facts.path, symbol.start_line)] = more
         return packed
 
+    def _families(self, facts: FileFacts) -> None:
+        """Find runs of ``MIN_FAMILY`` or more consecutive siblings that differ only in what a
+        pattern can say once: functions with the same parameter names (a visitor's
+        ``visit_x(o: nodes.X) -> T``, a stub's properties), or classes without packed members
+        (an exception module's ``class XError(Error)``). Each run becomes one claim whose span
+        runs from its first member to its last."""
+        symbols = self._symbols(facts)
+        parents = {s.parent for s in symbols if s.parent}
+        run: list[Symbol] = []
+        key: tuple[object, ...] | None = None
+        for symbol in [*symbols, None]:
+            this = None if symbol is None else _family_key(symbol, parents, facts, self.more)
+            if this is not None and this == key:
+                run.append(symbol)  # type: ignore[arg-type]
+                continue
+            if len(run) >= MIN_FAMILY:
+                self.families[(facts.path, run[0].start_line)] = run
+                self.in_family.update((facts.path, s.start_line) for s in run)
+            run, key = ([symbol] if symbol is not None and this is not None else []), this
+
+    def _family(
+        self, members: list[Symbol], calls: Mapping[str, list[str]], depth: Mapping[str, int]
+    ) -> int:
+        """One claim for a family: a pattern, then the names grouped by what differs; the
+        callees of all. Returns the claim's depth."""
+        first = members[0]
+        parent = first.parent or ""
+        level = depth[parent] + 1 if parent in depth else 0
+        member = f" in={parent}" if parent and parent not in depth else ""
+        if first.kind == "class":
+            by_bases: dict[str, list[str]] = {}
+            for symbol in members:
+                by_bases.setdefault(short_signature(symbol) or "", []).append(symbol.name)
+            groups = "; ".join(f"{folded_names(names)}{bases}" for bases, names in by_bases.items())
+            line = f"classes {groups}"
+        else:
+            splits = [split_parameters(short_signature(s) or "") for s in members]
+            params = [split[0] if split else [] for split in splits]
+            pattern = ", ".join(_common(column) for column in zip(*params, strict=True))
+            is_async = "async " if first.signature.startswith("async ") else ""
+            by_return: dict[str, list[str]] = {}
+            for symbol in members:
+                returns = f" -> {self.word(_returns(symbol))}" if _returns(symbol) else ""
+                by_return.setdefault(returns, []).append(symbol.name)
+            if len(by_return) == 1:
+                returns, names = next(iter(by_return.items()))
+                line = f"{is_async}{folded_names(names)}({pattern}){returns}"
+            else:
+                groups = "; ".join(
+                    f"{folded_names(names)}{returns}" for returns, names in by_return.items()
+                )
+                line = f"{is_async}each({pattern}): {groups}"
+        targets = list(dict.fromkeys(t for s in members for t in calls.get(s.qualname, [])))
+        called = f" calls {','.join(self.word(t) for t in targets)}" if targets else ""
+        self._claim(
+            f"{line}{member}{called}",
+            first.start_line,
+            max(s.end_line for s in members),
+            level,
+        )
+        return level
+
+    def _small(self, line: str, start: int, end: int, level: int) -> None:
+        """Hold a small definition's line: a run of ``MIN_FAMILY`` or more at one depth is
+        one claim (``_flush_small``)."""
+        if self._held and self._held[-1][3] != level:
+            self._flush_small()
+        self._held.append((line, start, end, level))
+
+    def _flush_small(self) -> None:
+        """Write the held small definitions: one claim, labels joined by ``; `` and one span
+        from the first to the last, when there are enough of them; else a claim each. A
+        reviewer reads a one-line definition's span as fast as a run's, and a span and a
+        line of its own cost a small definition as much as its label."""
+        held, self._held = self._held, []
+        if len(held) >= MIN_FAMILY:
+            line = "; ".join(h[0] for h in held)
+            self._claim(line, held[0][1], max(h[2] for h in held), held[0][3])
+            return
+        for line, start, end, level in held:
+            self._claim(line, start, end, level)
+
     def _claim(self, line: str, start: int, end: int, level: int = 0) -> None:
         """Add a node line: indentation, its evidence span, then what it claims."""
+        if self._held:
+            self._flush_small()
         span = str(start) if start == end else f"{start}+{end - start}"
         self.body.append(f"{' ' * level}{span} {line}")
         self.claims += 1
@@ -364,6 +486,16 @@ class _PackWriter:
         above: dict[int, str] = {}  # the signature last written at each depth
         run: list[Symbol] = []  # consecutive overrides of a builtin base, written as one claim
         for symbol in symbols:
+            family = self.families.get((facts.path, symbol.start_line))
+            if (facts.path, symbol.start_line) in self.in_family:
+                if run:
+                    level = self._overrides(facts.path, run, calls, depth)
+                    above = {k: v for k, v in above.items() if k < level}
+                    run = []
+                if family is not None:
+                    level = self._family(family, calls, depth)
+                    above = {k: v for k, v in above.items() if k < level}
+                continue
             base = self.overrides.get((facts.path, symbol.start_line))
             opener = (facts.path, run[0].start_line) if run else None
             if opener and (symbol.parent, base) != (run[0].parent, self.overrides[opener]):
@@ -392,7 +524,12 @@ class _PackWriter:
                 above[level] = shape
             variants = self.more[(facts.path, symbol.start_line)]
             line = f"{label}{f' +{variants}' if variants else ''}{member}{extra}{called}"
-            self._claim(line, symbol.start_line, symbol.end_line, level)
+            if symbol.kind != "class" and (
+                facts.path.endswith(".pyi") or symbol.end_line - symbol.start_line < SMALL_LINES
+            ):
+                self._small(line, symbol.start_line, symbol.end_line, level)
+            else:
+                self._claim(line, symbol.start_line, symbol.end_line, level)
             depth.setdefault(symbol.qualname, level)
         if run:
             self._overrides(facts.path, run, calls, depth)
@@ -405,6 +542,8 @@ class _PackWriter:
             first = min(i.line for i in facts.imports)
             last = max(i.end_line for i in facts.imports)
             self._claim(f"imports {modules}", first, last)
+        if self._held:
+            self._flush_small()
 
     def _overrides(
         self,
@@ -464,6 +603,83 @@ class _PackWriter:
         header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
         dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
+
+
+def _family_key(
+    symbol: Symbol, parents: set[str], facts: FileFacts, more: Counter[tuple[str, int]]
+) -> tuple[object, ...] | None:
+    """What the siblings of a family share, or None for a symbol that stands alone: a class
+    with packed members, a definition with overloads, a signature of another language."""
+    short = short_signature(symbol)
+    if short is None or more[(facts.path, symbol.start_line)]:
+        return None
+    if symbol.kind == "class":
+        return None if symbol.qualname in parents else (symbol.parent, "class")
+    split = split_parameters(short)
+    if split is None or symbol.name == "__init__":
+        return None
+    names = tuple(p.split(":", 1)[0].split("=", 1)[0] for p in split[0])
+    return (symbol.parent, symbol.signature.startswith("async "), names)
+
+
+def _common(column: tuple[str, ...]) -> str:
+    """One parameter of a family's pattern: as written when every member writes it alike,
+    else what they share up to the first difference (cut after a ``.``), then ``…``."""
+    if len(set(column)) == 1:
+        return column[0]
+    prefix = column[0]
+    for text in column[1:]:
+        while not text.startswith(prefix):
+            prefix = prefix[:-1]
+    dot = max(prefix.rfind("."), prefix.rfind(": ") + 1)
+    return f"{prefix[: dot + 1].rstrip()}…" if dot >= 0 else "…"
+
+
+def folded_names(names: list[str]) -> str:
+    """``names`` joined by commas; a beginning or an ending all share, cut at a ``_`` or a
+    capital, is written once: ``visit_{int_expr,str_expr}``, ``{Timeout,Closed}Error``."""
+    if len(names) < 2:
+        return ",".join(names)
+    head = _shared(names)
+    tail = _shared_end([n[len(head) :] for n in names])
+    if tail and any(len(n) == len(head) + len(tail) for n in names):
+        tail = ""  # a name would be empty inside the braces
+    if not head and not tail:
+        return ",".join(names)
+    middles = [n[len(head) : len(n) - len(tail)] for n in names]
+    return f"{head}{{{','.join(middles)}}}{tail}"
+
+
+def _shared(names: list[str]) -> str:
+    """The longest beginning of every name that ends at a word boundary (after ``_``, or
+    before a capital), short of the whole of any name."""
+    prefix = names[0]
+    for name in names[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    for cut in range(min(len(prefix), min(len(n) for n in names) - 1), 0, -1):
+        if prefix[cut - 1] == "_" or (
+            all(n[cut].isupper() for n in names) and not prefix[cut - 1].isupper()
+        ):
+            return prefix[:cut]
+    return ""
+
+
+def _shared_end(names: list[str]) -> str:
+    """The longest ending of every name that starts at a word boundary (a capital after a
+    lower-case letter, or after ``_``), short of the whole of any name."""
+    suffix = names[0]
+    for name in names[1:]:
+        while not name.endswith(suffix):
+            suffix = suffix[1:]
+    for size in range(min(len(suffix), min(len(n) for n in names) - 1), 0, -1):
+        starts = [len(n) - size for n in names]
+        if all(
+            n[at] == "_" or (n[at].isupper() and n[at - 1].islower())
+            for n, at in zip(names, starts, strict=True)
+        ):
+            return suffix[-size:]
+    return ""
 
 
 def _builtin_bases(cls: Symbol) -> tuple[str, ...]:
