@@ -165,7 +165,7 @@ def _log_text(path: Path) -> str | None:
 
 def cache_key(commit: str, spec: GateSpec) -> str:
     """The base items' cache name: base commit, command, working folder and format."""
-    fields = [_CACHE_VERSION, commit, spec.command, spec.working_dir, spec.format]
+    fields = [_CACHE_VERSION, commit, spec.command, spec.args, spec.working_dir, spec.format]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:32]
 
 

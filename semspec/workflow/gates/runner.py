@@ -122,7 +122,11 @@ async def run_gate(
     cgroup = await asyncio.to_thread(make_run_cgroup, limits.processes, limits.memory_bytes)
     try:
         argv = fencing.sandbox.argv(
-            [SHELL, "-c", spec.command], fence, cwd, limits, cgroup.path if cgroup else None
+            [SHELL, "-c", spec.command, *((SHELL, *spec.args) if spec.args else ())],
+            fence,
+            cwd,
+            limits,
+            cgroup.path if cgroup else None,
         )
         capture_to = OutputCapture(
             log_path, max_output_bytes, fencing.max_log_bytes, secret_names=fencing.env_names

@@ -24,6 +24,9 @@ class GateSpec:
     """How the gate's output is read into items (``parsers.FORMATS``); empty: not read."""
     baseline: str = "auto"
     """``auto``: items already on the task's base commit do not count; ``off``: all count."""
+    args: list[str] = field(default_factory=list)
+    """Arguments after the command (``sh -c COMMAND sh ARGS...``): the changed files of a gate
+    naming ``{changed_files}`` (``changed_files``); never part of the shell text."""
 
 
 @dataclass

@@ -56,6 +56,7 @@ from semspec.vocabulary.events import LoopEvent, MonitorEvent, UserSignal, monit
 from semspec.vocabulary.suggestions import suggested_actions
 from semspec.workflow.activity_errors import activity_errors
 from semspec.workflow.gates.baseline import GateSetup, base_of, judge_against_base
+from semspec.workflow.gates.changed_files import specs_for_change
 from semspec.workflow.gates.runner import GateFencing, run_gates
 from semspec.workflow.git.commit import commit_task
 from semspec.workflow.git.diff import DiffInfo, worktree_diff
@@ -470,9 +471,13 @@ class TaskActivities:
         """Run the configured gates in the worktree with timeouts and bounded output."""
         log_dir = Path(inp.log_dir) / f"iteration-{inp.events.iteration}"
         fencing = await asyncio.to_thread(_gate_fencing, inp)
+        worktree = Path(inp.workspace.path)
+        gates = await asyncio.to_thread(
+            specs_for_change, list(inp.gates), worktree, inp.workspace.base_commit
+        )
         report = await run_gates(
-            inp.gates,
-            Path(inp.workspace.path),
+            gates,
+            worktree,
             log_dir,
             inp.max_output_bytes,
             heartbeat=activity.heartbeat,
@@ -481,8 +486,8 @@ class TaskActivities:
         # What already failed on the base commit does not count (gates/baseline.py).
         report = await judge_against_base(
             report,
-            inp.gates,
-            Path(inp.workspace.path),
+            gates,
+            worktree,
             base_of(inp.workspace.base_commit, inp.run_dir),
             GateSetup(log_dir, inp.max_output_bytes, activity.heartbeat, fencing),
         )
