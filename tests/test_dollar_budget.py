@@ -33,7 +33,7 @@ from tests.fakes.llm_task import (
     sample_repo,
 )
 from tests.support.monitor_probe import messages_for
-from tests.support.owner import OWNER, OWNER_KEY
+from tests.support.owner import OWNER
 
 CALL_USD = 0.02
 PRICE = {"input_per_1m": 1_000.0, "output_per_1m": 2_000.0}
@@ -44,7 +44,7 @@ async def worker(
     temporal_client: Client, task_queue: str, nats_url: str
 ) -> AsyncIterator[EventPublisher]:
     publisher = EventPublisher(nats_url)
-    async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
         yield publisher
     await publisher.close()
 

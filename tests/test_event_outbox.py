@@ -34,7 +34,7 @@ from semspec.workflow.task.messages import (
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
-from tests.support.owner import OWNER_KEY
+from tests.support.owner import OWNER
 from tests.support.servers import NatsServer
 from tests.support.stream_reads import task_events
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, start, task_input, write_script
@@ -97,7 +97,7 @@ async def _worker(client: Client, task_queue: str, outage: Outage) -> AsyncItera
     """A task-loop worker with a publisher of its own to the test's NATS."""
     publisher = EventPublisher(outage.server.url)
     try:
-        async with build_worker(client, task_queue, publisher, owner_key=OWNER_KEY):
+        async with build_worker(client, task_queue, publisher, owner=OWNER):
             yield
     finally:
         await publisher.close()

@@ -33,7 +33,7 @@ from tests.fakes.llm_task import (
     developer_replies,
     sample_repo,
 )
-from tests.support.owner import OWNER, OWNER_KEY
+from tests.support.owner import OWNER
 
 RESULT_TIMEOUT_S = 120.0
 CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]
@@ -42,7 +42,7 @@ CORRECTION_START = FORMAT_CORRECTION.split("{error}")[0]
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
     """An in-process worker (no event publisher) on a fresh task queue."""
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

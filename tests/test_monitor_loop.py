@@ -45,7 +45,7 @@ from semspec.workflow.task.messages import (
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
 from tests.support.monitor_probe import stream_of
-from tests.support.owner import OWNER, OWNER_KEY, answer
+from tests.support.owner import OWNER, answer
 from tests.support.servers import NatsServer
 from tests.support.tasks import (
     BROKEN_CALC,
@@ -84,7 +84,7 @@ async def stack(temporal_client: Client, task_queue: str, tmp_path: Path) -> Asy
     try:
         await monitor.start()
         runner = asyncio.create_task(monitor.run(stop, idle_wait=0.1))
-        async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
+        async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
             yield Stack(temporal_client, task_queue, nc, monitor)
     finally:
         stop.set()

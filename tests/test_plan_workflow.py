@@ -32,7 +32,7 @@ from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task.messages import Resolution
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
-from tests.support.owner import OWNER, OWNER_KEY, answer
+from tests.support.owner import OWNER, answer
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, write_script
 
 APPROVE = {"verdict": "approve", "summary": "looks right"}
@@ -40,7 +40,7 @@ APPROVE = {"verdict": "approve", "summary": "looks right"}
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[None]:
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield
 
 

@@ -27,13 +27,13 @@ from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task.messages import TASK_START, Resolution, TaskStatus, signed_start
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
-from tests.support.owner import OWNER_KEY, answer, signal_for
+from tests.support.owner import OWNER, OWNER_KEY, answer, signal_for
 from tests.support.tasks import BROKEN_CALC, start, task_input, wait_for_phase, write_script
 
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

@@ -41,7 +41,7 @@ from tests.fakes.llm_task import (
     fake_model_entry,
     sample_repo,
 )
-from tests.support.owner import OWNER, OWNER_KEY
+from tests.support.owner import OWNER
 from tests.support.servers import NatsServer
 from tests.support.stream_reads import task_events
 from tests.support.tasks import wait_for_phase
@@ -57,7 +57,7 @@ async def worker(temporal_client: Client, task_queue: str, nats_url: str) -> Asy
     """An in-process worker publishing to the test's NATS."""
     publisher = EventPublisher(nats_url)
     try:
-        async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
+        async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
             yield task_queue
     finally:
         await publisher.close()

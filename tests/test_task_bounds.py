@@ -38,7 +38,7 @@ from semspec.workflow.task.messages import (
     TaskStatus,
 )
 from semspec.workflow.worker import build_worker
-from tests.support.owner import OWNER_KEY, answer
+from tests.support.owner import OWNER, answer
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
@@ -60,7 +60,7 @@ WAIT_S = 90.0
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

@@ -37,7 +37,7 @@ from tests.fakes.llm_task import (
     developer_replies,
     sample_repo,
 )
-from tests.support.owner import OWNER, OWNER_KEY, answer, send
+from tests.support.owner import OWNER, answer, send
 from tests.support.slow_gate import gate_pid, is_running, slow_gate
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
@@ -49,7 +49,7 @@ PAUSE = RiskSignalInput("context_pressure", "pause", "p1", "context at 72%")
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

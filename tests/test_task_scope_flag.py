@@ -17,7 +17,7 @@ from semspec.vocabulary.workflow_names import SIGNAL_FLAG
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.task.messages import TaskResult, TaskStatus
 from semspec.workflow.worker import build_worker
-from tests.support.owner import OWNER_KEY, send
+from tests.support.owner import OWNER, send
 from tests.support.tasks import (
     GOOD_CALC,
     GOOD_CALC_V2,
@@ -35,7 +35,7 @@ NOTE = "scope_creep: files outside the task: README.md"
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
     """An in-process worker with no event publisher: no risk monitor can send a flag."""
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

@@ -21,7 +21,7 @@ from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
 from tests.support.monitor_probe import stream_of
-from tests.support.owner import OWNER_KEY, answer, send, signal_for, signed
+from tests.support.owner import OWNER, answer, send, signal_for, signed
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
@@ -45,7 +45,7 @@ async def worker(
     temporal_client: Client, task_queue: str, nats_url: str
 ) -> AsyncIterator[EventPublisher]:
     publisher = EventPublisher(nats_url)
-    async with build_worker(temporal_client, task_queue, publisher, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
         yield publisher
     await publisher.close()
 

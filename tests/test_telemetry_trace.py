@@ -30,7 +30,7 @@ from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, FakeReply
 from tests.fakes.llm_task import approve_reply, developer_replies, sample_repo
-from tests.support.owner import OWNER, OWNER_KEY, answer
+from tests.support.owner import OWNER, answer
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, wait_for_phase, write_script
 from tests.test_llm_task_e2e_retries import run_task
 from tests.test_plan_workflow import APPROVE, approving, plan_of
@@ -50,7 +50,7 @@ async def traced_worker(
     """In-memory telemetry installed for the test, and an in-process worker built under it."""
     with telemetry.installed(OtelTelemetry.in_memory(spans)) as installed:
         assert isinstance(installed, OtelTelemetry)
-        async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+        async with build_worker(temporal_client, task_queue, None, owner=OWNER):
             yield installed
 
 
@@ -86,7 +86,7 @@ async def test_a_task_is_one_connected_trace_from_submit_to_its_model_tool_and_g
     # One trace, one root (the submission), every other span's parent in it.
     assert {s.context.trace_id for s in found} == {found[0].context.trace_id}
     (root,) = [s for s in found if s.parent is None]
-    assert root.name == "task submit"
+    assert root.name == f"task {task_id}: Add a sub function"
     assert root.attributes is not None
     assert root.attributes["gen_ai.conversation.id"] == task_id
     ids = {s.context.span_id for s in found}
@@ -127,6 +127,34 @@ async def test_a_task_is_one_connected_trace_from_submit_to_its_model_tool_and_g
     assert gate.attributes["semspec.gate.passed"] is True
     assert gate.status.status_code == StatusCode.UNSET
     assert parent_of(gate, found).name == "RunActivity:task.run_gates"
+
+
+async def test_the_task_run_span_lasts_the_whole_task_and_says_how_it_ended(
+    temporal_client: Client,
+    task_queue: str,
+    traced_worker: OtelTelemetry,
+    spans: InMemorySpanExporter,
+    tmp_path: Path,
+) -> None:
+    task_id = f"run-span-{uuid.uuid4().hex[:8]}"
+    await llm_task(temporal_client, task_queue, tmp_path, task_id)
+    found = spans.get_finished_spans()
+
+    (run,) = [s for s in found if s.name == "task run"]
+    assert parent_of(run, found).name == "StartWorkflow:TaskWorkflow"
+    attrs = run.attributes
+    assert attrs is not None
+    assert attrs["semspec.task.id"] == attrs["gen_ai.conversation.id"] == task_id
+    assert attrs["semspec.task.outcome"] == "approved"
+    assert (attrs["semspec.task.iterations"], attrs["semspec.task.retries"]) == (1, 0)
+    assert attrs["semspec.task.escalations"] == 0
+    assert attrs["semspec.task.input_tokens"] == 60
+    assert run.status.status_code == StatusCode.OK
+    # From the workflow's start to its end: every step of the task lies inside it.
+    steps = [s for s in found if s.name.startswith(("RunActivity:", "chat ", "gate "))]
+    assert run.start_time is not None and run.end_time is not None
+    assert all(run.start_time <= (s.start_time or 0) for s in steps)
+    assert all((s.end_time or 0) <= run.end_time for s in steps)
 
 
 async def test_replaying_a_traced_task_adds_no_span(
@@ -192,11 +220,11 @@ async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(
     )
     handle = temporal_client.get_workflow_handle(task_workflow_id(task_id), result_type=TaskResult)
     with telemetry.installed(OtelTelemetry.in_memory(spans)):
-        async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+        async with build_worker(temporal_client, task_queue, None, owner=OWNER):
             await submit(temporal_client, task_queue, inp, OWNER)
             await wait_for_phase(handle, "escalated")
         # The first worker is gone with its cache: the next one replays the whole history.
-        async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+        async with build_worker(temporal_client, task_queue, None, owner=OWNER):
             await answer(handle, Resolution("retry", "add must add"))
             result = await handle.result()
     found = spans.get_finished_spans()
@@ -208,9 +236,10 @@ async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(
     assert names.count("StartActivity:task.develop") == names.count("RunActivity:task.develop") == 2
     failed, passed = sorted(named(found, "gate check"), key=lambda s: s.start_time or 0)
     assert failed.attributes is not None and passed.attributes is not None
+    # A failed gate is the loop working, not a broken trace: error.type, no error status.
     assert (failed.attributes["process.exit.code"], failed.status.status_code) == (
         1,
-        StatusCode.ERROR,
+        StatusCode.UNSET,
     )
     assert failed.attributes["error.type"] == "gate_failed"
     assert (passed.attributes["process.exit.code"], passed.status.status_code) == (
@@ -219,6 +248,18 @@ async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(
     )
     assert names.count("HandleUpdate:resolve_escalation") == 1
     assert "HandleQuery:status" not in names  # the status polls carried no trace
+    # One span for the task's run, written once although the second worker replayed it all.
+    (run,) = [s for s in found if s.name == "task run"]
+    assert run.attributes is not None
+    assert run.attributes["semspec.task.outcome"] == "approved"
+    assert run.attributes["semspec.task.escalations"] == 1
+    assert run.status.status_code == StatusCode.OK
+    events = [e.name for e in run.events]
+    assert events.count("escalation") == 1
+    (escalated,) = [e for e in run.events if e.name == "escalation"]
+    assert escalated.attributes is not None and escalated.attributes["message"]
+    assert run.start_time is not None and run.end_time is not None
+    assert run.start_time <= escalated.timestamp <= run.end_time
 
 
 async def test_a_worker_on_a_traced_client_gets_no_second_tracing_interceptor(
@@ -249,8 +290,13 @@ async def test_a_refused_model_call_is_a_failed_chat_span_and_the_retried_activi
 
     assert result.outcome == "approved"
     first, retry = sorted(named(found, "RunActivity:task.develop"), key=lambda s: s.start_time or 0)
-    (failed,) = [s for s in named(found, "chat ") if s.status.status_code == StatusCode.ERROR]
+    (failed,) = [s for s in named(found, "chat ") if s.attributes and "error.type" in s.attributes]
     assert failed.attributes is not None
     assert failed.attributes["error.type"] == "rate_limited"
     assert parent_of(failed, found) is first
     assert len([s for s in named(found, "chat ") if parent_of(s, found) is retry]) == 5
+    # The task recovered: no span of its trace is an error, the refused attempt says why.
+    assert [s.name for s in found if s.status.status_code == StatusCode.ERROR] == []
+    assert [e.name for e in first.events] == ["exception"]
+    (run,) = [s for s in found if s.name == "task run"]
+    assert run.status.status_code == StatusCode.OK

@@ -32,7 +32,7 @@ from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, call
 from tests.fakes.llm_task import NEW_CALC, TASK_CRITERION, TASK_TITLE, approve_reply, sample_repo
 from tests.support.hostile_tree import SLOW_QUERY, SLOW_TEXT
-from tests.support.owner import OWNER, OWNER_KEY, answer, send
+from tests.support.owner import OWNER, answer, send
 from tests.support.repos import SIGNATURE
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
@@ -45,7 +45,7 @@ HALT = RiskSignalInput("conflicting_changes", "halt", "h-slow", "stop the slow s
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         endpoints = resolve_endpoints(config, repo)
         run_dir = run_dir_of(config, repo)
         # Loaded before connecting: a key others can read stops the worker with the fix.
-        owner_key = load_owner_key(config, repo).public_key
+        owner = load_owner_key(config, repo)
         # Before the worker is built: its interceptors and the agents' spans read it.
         traces = telemetry.setup(config, "worker")
         announced: list[Presence] = []
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
                 stop,
                 ready,
                 identity=name,
-                owner_key=owner_key,
+                owner=owner,
                 nats_replicas=config.services.nats.replicas,
             )
 

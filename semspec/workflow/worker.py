@@ -12,13 +12,16 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from semspec.core import telemetry
+from semspec.core.owner_key import OwnerKey
 from semspec.workflow.event_worker import TaskWorkers, build_event_worker
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.child_signing import ChildSigner
 from semspec.workflow.task.index_activity import reindex_changes
 from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.start_guard import StartGuard, StartGuardInterceptor
 from semspec.workflow.task.workflows import TaskWorkflow
 
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
@@ -46,7 +49,7 @@ def build_worker(
     publisher: EventPublisher | None,
     identity: str | None = None,
     *,
-    owner_key: str,
+    owner: OwnerKey,
 ) -> TaskWorkers:
     """A worker for the task loop; activities share ``publisher`` for monitor events.
 
@@ -54,12 +57,15 @@ def build_worker(
     (``event_worker.py``), whose slots gates and agents cannot take.
 
     ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
-    ``owner_key`` is the public key of the stack's owner: the worker runs only tasks that
-    name it (ADR 0004). With telemetry on, workflows and activities are traced (their spans
-    join the trace of whoever started the task, docs/telemetry.md).
+    ``owner`` is the stack owner's key: the worker runs no activity for a workflow run whose
+    start that key did not sign, and signs the children its workflows start (ADR 0004,
+    ``start_guard``, ``child_signing``). With telemetry on, workflows and activities are
+    traced (their spans join the trace of whoever started the task, docs/telemetry.md).
     """
     activities = TaskActivities(publisher)
-    interceptors = telemetry.current().worker_interceptors(client)
+    guard = StartGuard(client, task_queue, owner.public_key)
+    # Every activity passes the guard (StartGuard), whatever else traces it.
+    interceptors = [StartGuardInterceptor(guard), *telemetry.current().worker_interceptors(client)]
     loop = Worker(
         client,
         task_queue=task_queue,
@@ -67,7 +73,8 @@ def build_worker(
         workflows=workflows(),
         activities=[
             *activities.all(),
-            OwnerCheck(owner_key).check_owner,
+            OwnerCheck(owner.public_key).check_owner,
+            ChildSigner(owner, guard).sign_start,
             context_activities.check_budget,
             context_activities.checkpoint,
             context_activities.finalize,
@@ -94,7 +101,7 @@ async def run_worker(
     on_ready: Any = None,
     identity: str | None = None,
     *,
-    owner_key: str,
+    owner: OwnerKey,
     nats_replicas: int = 1,
 ) -> None:
     """Run until ``stop`` is set (or forever), then shut down gracefully; loop events go to
@@ -104,7 +111,7 @@ async def run_worker(
         if nats_url
         else None
     )
-    worker = build_worker(client, task_queue, publisher, identity, owner_key=owner_key)
+    worker = build_worker(client, task_queue, publisher, identity, owner=owner)
     try:
         async with worker:
             if on_ready is not None:

@@ -76,7 +76,7 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     from semspec.services.specs import binary
     from semspec.workflow.task.messages import Resolution, TaskResult
     from semspec.workflow.worker import build_worker
-    from tests.support.owner import OWNER_KEY, answer
+    from tests.support.owner import OWNER, answer
     from tests.support.repos import make_repo
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
 
@@ -92,7 +92,7 @@ async def record(out: Path = HISTORY_FILE) -> Path:
         )
         try:
             queue = f"record-{uuid.uuid4()}"
-            async with build_worker(env.client, queue, None, owner_key=OWNER_KEY):
+            async with build_worker(env.client, queue, None, owner=OWNER):
                 handle = await start(env.client, inp, queue)
                 await wait_for_phase(handle, "escalated")
                 await answer(handle, Resolution("retry", "add a test"))
@@ -117,7 +117,7 @@ async def record_signals(
     from semspec.vocabulary.workflow_names import SIGNAL_HALT, SIGNAL_PAUSE
     from semspec.workflow.task.messages import Resolution, TaskResult
     from semspec.workflow.worker import build_worker
-    from tests.support.owner import OWNER_KEY, answer, send
+    from tests.support.owner import OWNER, answer, send
     from tests.support.repos import make_repo
     from tests.support.slow_gate import gate_pid, slow_gate
     from tests.support.tasks import start, task_input, wait_for_phase, write_script
@@ -138,7 +138,7 @@ async def record_signals(
         )
         try:
             queue = f"record-{uuid.uuid4()}"
-            async with build_worker(env.client, queue, None, owner_key=OWNER_KEY):
+            async with build_worker(env.client, queue, None, owner=OWNER):
                 handle = await start(env.client, inp, queue)
                 await gate_pid(gates, 0)
                 halt = RiskSignalInput("conflicting_changes", "halt", "h1", "calc.py")

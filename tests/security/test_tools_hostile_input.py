@@ -52,7 +52,7 @@ from tests.support.hostile_tree import (
     plant,
     snapshot,
 )
-from tests.support.owner import OWNER, OWNER_KEY
+from tests.support.owner import OWNER
 from tests.support.tasks import GOOD_CALC, start, task_input, write_script
 
 WAIT_S = 120.0
@@ -299,7 +299,7 @@ def test_every_tool_answers_random_paths_and_arguments(
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[str]:
-    async with build_worker(temporal_client, task_queue, None, owner_key=OWNER_KEY):
+    async with build_worker(temporal_client, task_queue, None, owner=OWNER):
         yield task_queue
 
 

@@ -12,8 +12,9 @@ starting at that moment. Shares of running tasks never add up to more than the b
 task stops at the step that spends its share, so the plan overshoots by at most one step per
 task. The plan sums its finished tasks' usage (status and the Temporal memo).
 
-Only the stack's owner starts a plan (ADR 0004): the plan verifies its start signature first
-and hands its owner key to every task, whose worker checks it serves that key.
+Only the stack's owner starts a plan (ADR 0004): the plan verifies its start signature first,
+child or not, and the worker signs each task's start with the owner's key before the plan
+starts it (``child_signing``), so each task verifies its own start like a task the CLI submitted.
 
 Deterministic: no I/O here; every side effect happens inside the child workflows.
 """
@@ -24,8 +25,8 @@ import asyncio
 from dataclasses import replace
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
-from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -49,11 +50,17 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
+    from semspec.workflow.task.child_signing import signed_child
     from semspec.workflow.task.dollars import plan_share
     from semspec.workflow.task.messages import PLAN_START, TaskResult
     from semspec.workflow.task.owner_check import check_start
     from semspec.workflow.task.usage import USAGE_MEMO
-    from semspec.workflow.task.workflows import SIGNED_CONTROL, USAGE_MEMO_PATCH, TaskWorkflow
+    from semspec.workflow.task.workflows import (
+        SIGNED_CONTROL,
+        SIGNED_RUNS,
+        USAGE_MEMO_PATCH,
+        TaskWorkflow,
+    )
 
 
 @workflow.defn(name=PLAN_WORKFLOW)
@@ -74,13 +81,15 @@ class PlanWorkflow:
         )
         self._changed = False
         self._signed = workflow.patched(SIGNED_CONTROL)
+        self._signed_runs = workflow.patched(SIGNED_RUNS)
         self._memo = workflow.patched(USAGE_MEMO_PATCH)
         self._owner_key = inp.owner_key
 
     @workflow.run
     async def run(self, inp: PlanInput) -> PlanResult:
         if self._signed:
-            check_start(inp, PLAN_START, f"plan {inp.plan_id}", "semspec plan submit")
+            what, command = f"plan {inp.plan_id}", "semspec plan submit"
+            check_start(inp, PLAN_START, what, command, every_run=self._signed_runs)
         status = self._status
         children: list[asyncio.Task[None]] = []
         try:
@@ -144,14 +153,18 @@ class PlanWorkflow:
         after = [c for c in (self._rows[d].commit_id for d in task.depends_on) if c]
         spec = replace(task.input.spec, after_commits=after)
         child = replace(task.input, spec=spec, share_usd=row.share_usd)
+        child_id = task_workflow_id(row.task_id)
         if self._signed:
             # The plan's signature covered the tasks; each runs under the plan's owner.
             child = replace(child, owner_key=self._owner_key, start_signature="")
         try:
+            if self._signed_runs:
+                # Signed by the worker, which checks that it is one of this signed plan's tasks.
+                child = await signed_child(child_id, child, child.limits.activity_attempts)
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run,
                 child,
-                id=task_workflow_id(row.task_id),
+                id=child_id,
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )
             row.state = result.outcome if result.outcome in FINAL_STATES else FAILED
@@ -161,6 +174,11 @@ class PlanWorkflow:
             self._status.usage.merge(result.status.usage)
             if self._memo:
                 workflow.upsert_memo({USAGE_MEMO: self._status.usage.to_memo()})
+        except ActivityError as err:
+            if isinstance(err.cause, TemporalCancelledError):
+                raise asyncio.CancelledError() from err
+            row.state = FAILED
+            row.reason = f"the worker did not sign its start: {err.cause or err}"
         except WorkflowAlreadyStartedError:
             row.state = FAILED
             row.reason = f"workflow {task_workflow_id(row.task_id)} already exists; rename the task"

@@ -221,6 +221,12 @@ class OwnerCheckInput:
 
     task_id: str
     owner_key: str
+    purpose: str = ""
+    """What the start signature was made for (``TASK_START``); empty in runs from before."""
+    start: dict[str, str] = field(default_factory=dict)
+    """What it covers (``start_fields`` of the run's workflow id and input)."""
+    signature: str = ""
+    """The run's start signature."""
 
 
 @dataclass(frozen=True)

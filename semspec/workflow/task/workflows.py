@@ -83,6 +83,7 @@ with workflow.unsafe.imports_passed_through():
         was_cancelled,
     )
     from semspec.workflow.task.carry import LoopState, carry_over, restore
+    from semspec.workflow.task.child_signing import signed_child
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
     from semspec.workflow.task.dollars import usd
     from semspec.workflow.task.empty_turn import (
@@ -111,6 +112,7 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
         Workspace,
         WorkspaceInput,
+        start_fields,
     )
     from semspec.workflow.task.outbox import Outbox
     from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
@@ -121,6 +123,9 @@ with workflow.unsafe.imports_passed_through():
 
 SIGNED_CONTROL = "signed-control-plane"
 """Patch id: runs from here on check the owner's signatures (ADR 0004)."""
+SIGNED_RUNS = "signed-every-run"
+"""Patch id: runs from here on verify their start signature even as a child or a continued run,
+and have the worker sign the children and continued runs they start (issue 25)."""
 EVENT_OUTBOX = "loop-event-outbox"
 """Patch id: runs from here on queue loop events in an outbox and never drop one."""
 USAGE_MEMO_PATCH = "usage-memo"
@@ -163,6 +168,9 @@ class TaskWorkflow:
         self._inp = inp
         # Decided once, before any handler runs: old histories replay without the checks.
         self._signed = workflow.patched(SIGNED_CONTROL)
+        self._signed_runs = workflow.patched(SIGNED_RUNS)
+        self._inputs = 0
+        """Signals and answers received: a continued run is built again if one came late."""
         self._outboxed = workflow.patched(EVENT_OUTBOX)
         self._memo = workflow.patched(USAGE_MEMO_PATCH)
         self._signals_refused = 0
@@ -209,7 +217,7 @@ class TaskWorkflow:
 
     @workflow.run
     async def run(self, inp: TaskInput) -> TaskResult:
-        if self._signed and workflow.info().continued_run_id is None:
+        if self._signed and (self._signed_runs or workflow.info().continued_run_id is None):
             await self._check_owner(inp)
         self._outbox.start()  # what the last run left queued goes out first
         try:
@@ -235,16 +243,20 @@ class TaskWorkflow:
         return await self._finish(outcome, reason)
 
     async def _check_owner(self, inp: TaskInput) -> None:
-        """Fail at once unless the stack's owner started this task (ADR 0004).
+        """Fail at once unless the stack's owner started this run (ADR 0004, issue 25).
 
-        Only a task a client started has a signature to check: a child's parent is set by
-        Temporal, and it passed its own key on. Either way the worker must serve that key.
+        Every run carries the owner's start signature: the CLI signs what it starts, the
+        worker signs the subtasks, plan tasks and continued runs our workflows start. The
+        worker then checks the signature against the one key it serves.
         """
-        check_start(inp, TASK_START, f"task {inp.spec.task_id}", "semspec task submit")
+        what, command = f"task {inp.spec.task_id}", "semspec task submit"
+        check_start(inp, TASK_START, what, command, every_run=self._signed_runs)
+        start = start_fields(workflow.info().workflow_id, inp)
+        check = OwnerCheckInput(
+            inp.spec.task_id, inp.owner_key, TASK_START, start, inp.start_signature
+        )
         try:
-            await self._activities.start(
-                OwnerCheck.check_owner, OwnerCheckInput(inp.spec.task_id, inp.owner_key)
-            )
+            await self._activities.start(OwnerCheck.check_owner, check)
         except ActivityError as err:
             if was_cancelled(err):
                 raise asyncio.CancelledError() from err
@@ -376,19 +388,23 @@ class TaskWorkflow:
                 workspace_id=spec.workspace_key,
             )
             self._log("subtask", f"part {number}: {', '.join(files)}")
+            child_id = task_workflow_id(child.task_id)
+            child_inp = replace(
+                self._inp,
+                spec=child,
+                check_budget=False,
+                continuation=None,
+                window=self._state.tracker.window,
+                base_tokens=subtask_base_tokens(budget.base_tokens, budget.file_tokens, files),
+                # The parts share this task's dollars: each may spend what the others left.
+                share_usd=dollars.turn_budget(status.usage.cost_usd),
+            )
+            if self._signed_runs:
+                child_inp = await signed_child(
+                    child_id, child_inp, self._inp.limits.activity_attempts
+                )
             result: TaskResult = await workflow.execute_child_workflow(
-                TaskWorkflow.run,
-                replace(
-                    self._inp,
-                    spec=child,
-                    check_budget=False,
-                    continuation=None,
-                    window=self._state.tracker.window,
-                    base_tokens=subtask_base_tokens(budget.base_tokens, budget.file_tokens, files),
-                    # The parts share this task's dollars: each may spend what the others left.
-                    share_usd=dollars.turn_budget(status.usage.cost_usd),
-                ),
-                id=task_workflow_id(child.task_id),
+                TaskWorkflow.run, child_inp, id=child_id
             )
             status.usage.merge(result.status.usage)
             status.iteration_costs.extend(result.status.iteration_costs)
@@ -560,11 +576,23 @@ class TaskWorkflow:
             ),
         )
         self._log("checkpoint", f"{why}: {step.ref or 'no changes'} at {step.commit_id[:10]}")
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        cont = carry_over(self._inp, status, self._signals, state, step, number, self._elapsed())
-        # Events still queued go with the run: the next one sends them first, under their ids.
-        cont = replace(cont, outbox=self._outbox.pending)
-        arg = replace(self._inp, continuation=cont)
+        while True:
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            received = self._inputs
+            cont = carry_over(
+                self._inp, status, self._signals, state, step, number, self._elapsed()
+            )
+            # Events still queued go with the run: the next one sends them first, under their ids.
+            cont = replace(cont, outbox=self._outbox.pending)
+            arg = replace(self._inp, continuation=cont)
+            if not self._signed_runs:
+                break
+            # The next run verifies its start like any other: the worker signs it. A signal or
+            # answer that came while it signed must reach the next run, so build it again.
+            info = workflow.info()
+            arg = await signed_child(info.workflow_id, arg, self._inp.limits.activity_attempts)
+            if received == self._inputs:
+                break
         if self._memo:
             # Without it the next run would start with this run's first memo, not its usage.
             workflow.continue_as_new(arg, memo=usage_memo(status))
@@ -685,6 +713,7 @@ class TaskWorkflow:
     @workflow.update(name=UPDATE_RESOLVE)
     async def resolve_escalation(self, resolution: Resolution) -> ResolutionAck:
         """A human's answer to the pending escalation."""
+        self._inputs += 1
         return self._escalations.answer(resolution)
 
     @resolve_escalation.validator
@@ -713,6 +742,7 @@ class TaskWorkflow:
         self._receive(SIGNAL_FLAG, signal)
 
     def _receive(self, kind: SignalKind, signal: RiskSignalInput) -> None:
+        self._inputs += 1
         # Checked before the signal id is noted: a forged copy must not pre-empt the real one.
         if self._signed and not verify(
             self._inp.owner_key,
