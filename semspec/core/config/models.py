@@ -156,7 +156,9 @@ class GatesConfig(_Section):
     """Extra gates run after the preset's, each with ``name``, ``command``, ``required``,
     ``timeout``, ``working_dir``, ``network``, ``format`` (``ruff-json``, ``mypy``,
     ``eslint-json``, ``golangci-json``, ``cargo-json``, ``pytest``, ``go-test-json``,
-    ``cargo-test``) and ``baseline`` (``auto`` or ``off``)."""
+    ``cargo-test``) and ``baseline`` (``auto`` or ``off``). ``{changed_files}`` (or
+    ``{changed_files:*.py}``) in a command stands for the files the change touched, handed to
+    the shell as arguments."""
     max_output_bytes: int = Field(default=16_384, gt=0)
     """Bytes of gate output kept inline (head and tail); the full log goes to a file."""
     max_log_bytes: int = Field(default=64 * 1024**2, gt=0)
