@@ -26,20 +26,29 @@ from typing import Any
 
 import pygit2
 import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
+from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.gates.types import GateSpec
+from semspec.workflow.plan.messages import PlanInput, PlanTask
+from semspec.workflow.task.child_signing import derivation_problem
 from semspec.workflow.task.messages import (
     TASK_START,
     CommitInput,
     DeveloperInput,
     EventContext,
     GatesInput,
+    OwnerCheckInput,
+    RoleSpec,
     TaskInput,
     Workspace,
     WorkspaceInput,
     signed_start,
+    start_fields,
 )
+from semspec.workflow.task.owner_check import OwnerCheck
 from tests.security.conftest import SYSTEM_PYTHON, ForeignUser, world_readable_dir
 from tests.security.test_signed_control import TASK_QUEUE, as_json
 from tests.support.repos import make_repo
@@ -261,3 +270,44 @@ def test_the_owners_activities_called_from_another_users_workflow_are_refused(
     assert log.count("activity refused") > before
     refusal = [json.loads(line) for line in log.splitlines() if "activity refused" in line][-1]
     assert refusal["activity"] == activity and refusal["refused"] >= 1
+
+
+async def test_check_owner_refuses_the_owners_key_name_without_its_signature(
+    tmp_path: Path,
+) -> None:
+    owner = OwnerKey.generate()
+    inp = task_input(tmp_path, tmp_path / "script.yaml", "named")
+    wid = task_workflow_id("named")
+    signed = signed_start(owner, TASK_START, wid, inp)
+    check = OwnerCheck(owner.public_key).check_owner
+    start = start_fields(wid, signed)
+    # The real start passes; the key's name with a signature over other input does not.
+    await ActivityEnvironment().run(
+        check, OwnerCheckInput("named", owner.public_key, TASK_START, start, signed.start_signature)
+    )
+    other = signed_start(owner, TASK_START, wid, replace(inp, gates=[marker_gate(tmp_path / "m")]))
+    for signature in ("", other.start_signature):
+        with pytest.raises(ApplicationError, match="not started by this stack's owner"):
+            await ActivityEnvironment().run(
+                check, OwnerCheckInput("named", owner.public_key, TASK_START, start, signature)
+            )
+
+
+def test_the_worker_signs_only_children_that_keep_their_signed_parents_gates_and_agents(
+    tmp_path: Path,
+) -> None:
+    parent = task_input(tmp_path, tmp_path / "script.yaml", "big")
+    parent = replace(parent, spec=replace(parent.spec, task_files=["a.py", "b.py"]))
+    wid = task_workflow_id("big")
+    part = replace(parent, spec=replace(parent.spec, task_id="big-part1", task_files=["a.py"]))
+    assert derivation_problem(part, task_workflow_id("big-part1"), parent, wid) is None
+    assert derivation_problem(parent, wid, parent, wid) is None  # its own continued run
+    gate = replace(part, gates=[marker_gate(tmp_path / "m")])
+    assert "gates" in str(derivation_problem(gate, task_workflow_id("big-part1"), parent, wid))
+    agent = replace(part, spec=replace(part.spec, developer=RoleSpec("command", "sh")))
+    assert "developer" in str(derivation_problem(agent, task_workflow_id("big-part1"), parent, wid))
+    stranger = replace(part, spec=replace(part.spec, task_id="other"))
+    assert derivation_problem(stranger, task_workflow_id("other"), parent, wid) is not None
+    plan = PlanInput("p", "plan", [PlanTask(parent)])
+    assert derivation_problem(parent, wid, plan, "plan-p") is None
+    assert derivation_problem(gate, task_workflow_id("big-part1"), plan, "plan-p") is not None
