@@ -100,9 +100,18 @@ def main(args: list[str]) -> int:
     # A timeout ends the whole group with SIGTERM: leave through ``finally`` (the socket
     # folder, slirp4netns) rather than at once.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    parent, lock = int(spec.get("parent", 0)), spec.get("lock", "")
+    held: int | None = None
     try:
         join_cgroup(spec.get("cgroup", ""))
         apply_limits(spec.get("limits", {}))
+        # The run dies with the worker, and ends an earlier run of the same worktree's gates
+        # (parent_watch.py, run_lock.py; issue 26): this process stays as the group's leader.
+        watch = _load("parent_watch") if parent or lock else None
+        if watch is not None and parent:
+            watch.watch_parent(parent, spec.get("cgroup", ""))
+        if lock:
+            held = _load("run_lock").hold(lock)
         bwrap, argv, net = spec.get("bwrap") or [], spec["argv"], spec.get("net")
         if bwrap and net:
             network = _load("fence_network")
@@ -111,11 +120,16 @@ def main(args: list[str]) -> int:
             except network.LaunchError as exc:
                 raise OSError(str(exc)) from exc
         command = [*bwrap, "--", *argv] if bwrap else argv
-        os.execvp(command[0], command)
+        if watch is None:
+            os.execvp(command[0], command)  # nobody to outlive: become the command
+        code = int(watch.supervise(command))
     except OSError as exc:
         print(f"semspec: could not start {spec['argv'][0]}: {exc}", file=sys.stderr, flush=True)
         return NO_START
-    return NO_START  # not reached: execvp does not return
+    finally:
+        if held is not None:
+            _load("run_lock").release(held, lock)
+    return int(watch.exit_like(code))
 
 
 if __name__ == "__main__":

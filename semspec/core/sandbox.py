@@ -185,9 +185,12 @@ class Sandbox:
         cwd: Path,
         limits: ChildLimits = NO_LIMITS,
         cgroup: Path | None = None,
+        lock: str = "",
     ) -> list[str]:
         """The command line running ``argv`` in ``cwd`` inside the fence, under ``limits``
-        and in ``cgroup``: the launcher (``fence_launch.py``) with its spec.
+        and in ``cgroup``: the launcher (``fence_launch.py``) with its spec. The run dies with
+        this process (``parent_watch.py``); with ``lock`` it ends any run holding that lock
+        first and holds it itself (``run_lock.py``).
 
         ConfigError when the fence has network and no fenced network can be made here
         (see ``require_network``).
@@ -196,6 +199,8 @@ class Sandbox:
             "limits": limits.rlimits(),
             "cgroup": str(cgroup) if cgroup else "",
             "argv": list(argv),
+            "parent": os.getpid(),
+            "lock": lock,
         }
         if self.bwrap is not None:
             spec["bwrap"] = bwrap_options(self.bwrap, fence, cwd)

@@ -298,7 +298,7 @@ def test_a_fenced_network_started_by_another_user_reaches_no_port_of_the_stack(
     home = foreign_user.home / "fence-net"
     worktree = home / "worktree"
     worktree.mkdir(parents=True)
-    for name in ("fence_launch.py", "fence_network.py", "fence_forward.py"):
+    for name in ("fence_launch.py", "fence_network.py", "fence_forward.py", "parent_watch.py"):
         shutil.copy(Path(LAUNCHER).with_name(name), home / name)
     (worktree / "probe.py").write_text(PROBE, encoding="utf-8")
     (worktree / "ports.json").write_text(json.dumps(targets), encoding="utf-8")

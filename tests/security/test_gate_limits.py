@@ -217,7 +217,7 @@ def test_a_fork_bomb_of_a_worker_without_root_ends_at_its_process_limit(
     home = foreign_user.home / "limits"
     worktree = home / "worktree"
     worktree.mkdir(parents=True)
-    for name in ("fence_launch.py", "fence_network.py", "fence_forward.py"):
+    for name in ("fence_launch.py", "fence_network.py", "fence_forward.py", "parent_watch.py"):
         shutil.copy(Path(LAUNCHER).with_name(name), home / name)
     for path in [home, worktree, *home.iterdir()]:
         shutil.chown(path, user="nobody")

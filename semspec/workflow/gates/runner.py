@@ -27,6 +27,7 @@ from semspec.core import telemetry
 from semspec.core.cgroups import RunCgroup, make_run_cgroup
 from semspec.core.errors import GateError
 from semspec.core.masking import mask_text
+from semspec.core.run_lock import lock_path
 from semspec.core.sandbox import (
     NO_LIMITS,
     SHELL,
@@ -127,6 +128,7 @@ async def run_gate(
             cwd,
             limits,
             cgroup.path if cgroup else None,
+            lock=lock_path(str(worktree)),
         )
         capture_to = OutputCapture(
             log_path, max_output_bytes, fencing.max_log_bytes, secret_names=fencing.env_names
