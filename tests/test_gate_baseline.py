@@ -152,3 +152,18 @@ def test_split_blanks_numbers_in_messages_and_maps_renames() -> None:
     current = [item("new.py", 9, "misc", "defined on line 7")]
     assert split_new(current, base, {"new.py": "old.py"}).new == []
     assert split_new(current, base).new == current
+
+
+async def test_a_run_stopped_by_a_collection_error_on_both_sides_does_not_pass(
+    repo: Path, tmp_path: Path
+) -> None:
+    """pytest stops the whole session at a collection error (exit 2): no test ran, so the
+    same error on the base commit must not let a change that breaks ``add`` through."""
+    broken_module = {"test_broken.py": "import nowhere_to_be_found\n"}
+    path = tmp_path / "collect"
+    make_repo(path, {"lib.py": LIB, "test_lib.py": TESTS, **broken_module})
+    (path / "lib.py").write_text(LIB.replace("a + b", "a - b"))
+    (test,) = (await judged(path, tmp_path / "run", GATES[1:])).results
+    assert test.exit_code == 2 and not test.passed
+    assert [i.test for i in test.items] == ["test_broken.py"]
+    assert "stopped early" in test.note

@@ -112,8 +112,13 @@ async def _judge(
         return _with_items(result, items, [], note[:500])
     renames = await asyncio.to_thread(renamed_paths, worktree, base.commit)
     split = split_new(items, base_items, renames)
-    tests = FORMATS[spec.format].tests
-    note = _known_note(len(split.known), tests, base.commit) if split.known else ""
+    fmt = FORMATS[spec.format]
+    note = _known_note(len(split.known), fmt.tests, base.commit) if split.known else ""
+    if not split.new and result.exit_code not in fmt.found_codes:
+        # Everything it found was on the base, but it did not run through (pytest's exit 2:
+        # a collection error stopped the session): what it did not run cannot pass.
+        note = f"{note}; the gate stopped early (exit code {result.exit_code}), so it counts"
+        return _with_items(result, split.known, [], note.lstrip("; "))
     judged = _with_items(result, split.new, split.known, note)
     if not split.new:
         judged = replace(judged, passed=True)

@@ -290,6 +290,10 @@ class Format:
     read: Reader
     tests: bool
     """Items are failing tests (shown as "already failing" when on the base)."""
+    found_codes: frozenset[int] = frozenset({1})
+    """Exit codes meaning "ran through and found these items". Only with one of them may a
+    gate pass because its items were all on the base: pytest's 2 (interrupted, e.g. by a
+    collection error) ran no tests at all, on the base or in the change."""
 
 
 FORMATS: dict[str, Format] = {
@@ -297,9 +301,9 @@ FORMATS: dict[str, Format] = {
     "mypy": Format(read_mypy, tests=False),
     "eslint-json": Format(read_eslint_json, tests=False),
     "golangci-json": Format(read_golangci_json, tests=False),
-    "cargo-json": Format(read_cargo_json, tests=False),
+    "cargo-json": Format(read_cargo_json, tests=False, found_codes=frozenset({101})),
     "pytest": Format(read_pytest, tests=True),
     "go-test-json": Format(read_go_test_json, tests=True),
-    "cargo-test": Format(read_cargo_test, tests=True),
+    "cargo-test": Format(read_cargo_test, tests=True, found_codes=frozenset({101})),
 }
 """Every ``format`` a gate may name; ``docs/configuration.md`` lists them."""
