@@ -174,6 +174,8 @@ def test_go_test_json_from_test2json_events() -> None:
         {"Action": "fail", "Package": "example.com/calc", "Test": "TestAdd", "Elapsed": 0},
         {"Action": "pass", "Package": "example.com/calc", "Test": "TestSub", "Elapsed": 0},
         {"Action": "fail", "Package": "example.com/calc", "Elapsed": 0.01},
+        {"Action": "output", "Package": "example.com/io", "Output": "FAIL [build failed]\n"},
+        {"Action": "fail", "Package": "example.com/io", "Elapsed": 0},
     ]
     text = "\n".join(json.dumps(e) for e in events)
     assert read("go-test-json", text) == [
@@ -183,7 +185,8 @@ def test_go_test_json_from_test2json_events() -> None:
             "failed",
             "add(2, 3) = -1, want 5",
             test="example.com/calc.TestAdd",
-        )
+        ),
+        GateItem("example.com/io", 0, "failed", "package failed", test="example.com/io"),
     ]
 
 

@@ -241,6 +241,8 @@ def read_go_test_json(text: str, paths: Paths) -> list[GateItem] | None:
     """``go test -json``: a failing test's ``fail`` action, its message from its output."""
     items = []
     output: dict[tuple[str, str], list[str]] = {}
+    failed_packages: list[str] = []
+    with_failing_tests: set[str] = set()
     seen = False
     for event in _json_lines(text):
         if "Action" not in event:
@@ -256,6 +258,14 @@ def read_go_test_json(text: str, paths: Paths) -> list[GateItem] | None:
             line = int(where["line"]) if where else 0
             message = where["message"] if where else "failed"
             items.append(_item(path, line, "failed", message, test=f"{package}.{test}"))
+            with_failing_tests.add(package)
+        elif event["Action"] == "fail" and package:
+            failed_packages.append(package)
+    # A package that failed with no failing test did not build or set up: one item for it,
+    # so that known failing tests elsewhere cannot let it pass.
+    for package in failed_packages:
+        if package not in with_failing_tests:
+            items.append(_item(package, 0, "failed", "package failed", test=package))
     return items if seen else None
 
 
