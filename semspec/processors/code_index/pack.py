@@ -524,8 +524,13 @@ class _PackWriter:
                 above[level] = shape
             variants = self.more[(facts.path, symbol.start_line)]
             line = f"{label}{f' +{variants}' if variants else ''}{member}{extra}{called}"
-            if symbol.kind != "class" and (
-                facts.path.endswith(".pyi") or symbol.end_line - symbol.start_line < SMALL_LINES
+            # A constructor keeps a claim of its own: it is what a class is made with.
+            if (
+                symbol.kind != "class"
+                and symbol.name != "__init__"
+                and (
+                    facts.path.endswith(".pyi") or symbol.end_line - symbol.start_line < SMALL_LINES
+                )
             ):
                 self._small(line, symbol.start_line, symbol.end_line, level)
             else:
@@ -596,13 +601,34 @@ class _PackWriter:
             return f"{self.word(symbol.name)} {sig}"
         return sig[: match.start()] + self.word(symbol.name) + sig[match.end() :]
 
+    def _runs_to_dictionary(self) -> None:
+        """A run of small definitions written alike in several places (classes that share an
+        interface: ``derive; derive_into; verify``) goes to the dictionary as one entry, when
+        that saves tokens; the entry's text may itself hold ``dN`` ids."""
+        ran = Counter(_run_text(line) for line in self.body)
+        del ran[""]
+        known = set(self.words)
+        self._choose(ran)
+        new = {text: ident for text, ident in self.words.items() if text not in known}
+        for index, line in enumerate(self.body):
+            text = _run_text(line)
+            if text in new:
+                self.body[index] = line[: len(line) - len(text)] + new[text]
+
     def word(self, text: str) -> str:
         return self.words.get(text, text)
 
     def text(self, files: int) -> str:
         header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
+        self._runs_to_dictionary()
         dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
+
+
+def _run_text(line: str) -> str:
+    """What a body line of a run of small definitions claims (after its span), else ``""``."""
+    text = line.lstrip(" ").partition(" ")[2]
+    return text if "; " in text and not line.startswith("F ") else ""
 
 
 def _family_key(
