@@ -37,7 +37,8 @@ def register(app: typer.Typer) -> None:
         from semspec.core.nats_connect import connect_nats
         from semspec.core.owner_key import load_owner_key
         from semspec.core.run_folder import run_dir_of
-        from semspec.services.connect import nats_options, resolve_endpoints, temporal_client
+        from semspec.services.connect import Endpoints, nats_options, temporal_client
+        from semspec.services.follow import follow_moves
         from semspec.services.presence import announce, withdraw
 
         # Worktrees, gate logs and the ready file go to the run folder: the owner's only.
@@ -45,7 +46,6 @@ def register(app: typer.Typer) -> None:
         log = get_logger("worker")
         cli = cli_context(ctx)
         config, repo = cli.config, cli.repo
-        endpoints = resolve_endpoints(config, repo)
         run_dir = run_dir_of(config, repo)
         # Loaded before connecting: a key others can read stops the worker with the fix.
         owner = load_owner_key(config, repo)
@@ -53,13 +53,9 @@ def register(app: typer.Typer) -> None:
         traces = telemetry.setup(config, "worker")
         announced: list[Presence] = []
 
-        async def main() -> None:
+        async def serve(endpoints: Endpoints, stop: asyncio.Event) -> None:
             from semspec.workflow.worker import run_worker
 
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, stop.set)
             # Said at once when no NATS node answers, rather than at the first loop event.
             nats = await connect_nats(
                 endpoints.nats_url,
@@ -77,17 +73,29 @@ def register(app: typer.Typer) -> None:
                 )
                 log.info("worker ready", task_queue=endpoints.task_queue, identity=name)
 
-            await run_worker(
-                client,
-                endpoints.task_queue,
-                endpoints.nats_url,
-                nats_options(config, repo),
-                stop,
-                ready,
-                identity=name,
-                owner=owner,
-                nats_replicas=config.services.nats.replicas,
-            )
+            try:
+                await run_worker(
+                    client,
+                    endpoints.task_queue,
+                    endpoints.nats_url,
+                    nats_options(config, repo),
+                    stop,
+                    ready,
+                    identity=name,
+                    owner=owner,
+                    nats_replicas=config.services.nats.replicas,
+                )
+            finally:
+                while announced:
+                    withdraw(run_dir, announced.pop())
+
+        async def main() -> None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, stop.set)
+            # A worker started by hand follows the stack's services when `up` moves them.
+            await follow_moves(config, repo, stop, serve, "worker")
 
         try:
             asyncio.run(main())
