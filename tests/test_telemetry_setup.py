@@ -29,7 +29,7 @@ from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig, TelemetryConfig
 from semspec.core.telemetry.monitor_metrics import COST, EVENTS, LAG, SIGNALS, TASKS
 from semspec.core.telemetry.otel import OtelTelemetry, exporting
-from semspec.core.telemetry.types import Telemetry
+from semspec.core.telemetry.types import MonitorMetrics, Telemetry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,6 +119,58 @@ def test_an_endpoint_that_is_not_an_http_url_is_refused(endpoint: str) -> None:
         TelemetryConfig(endpoint=endpoint)
 
 
+@pytest.mark.parametrize(
+    "endpoint", ["http://host:6006/v1/traces", "https://otel.example/api/", "http://h:1?x=1"]
+)
+def test_an_endpoint_with_a_path_is_refused_with_the_base_form_in_the_hint(endpoint: str) -> None:
+    for config in ({"endpoint": endpoint}, {"traces": {"endpoint": endpoint}}):
+        with pytest.raises(ValidationError) as raised:
+            TelemetryConfig.model_validate(config)
+        (error,) = raised.value.errors()
+        assert "without a path" in error["msg"]
+        assert error["ctx"]["hint"].startswith("use http")
+        assert "/v1/traces and /v1/metrics" in error["ctx"]["hint"]
+
+
+def test_config_validate_names_the_endpoint_with_a_path_and_hints_the_right_form(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".semspec").mkdir()
+    (tmp_path / ".semspec" / "config.yaml").write_text(
+        "telemetry:\n  enabled: true\n  endpoint: http://127.0.0.1:6006/v1/traces\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "semspec", "config", "validate"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "config.yaml:3: telemetry.endpoint:" in done.stderr
+    assert "hint: use http://127.0.0.1:6006: semspec adds /v1/traces" in done.stderr
+
+
+def test_traces_and_metrics_each_have_their_own_switch_and_receiver() -> None:
+    settings = TelemetryConfig(
+        enabled=True,
+        endpoint="http://127.0.0.1:6006",
+        metrics={"endpoint": "http://127.0.0.1:4318"},
+    )
+    assert settings.receiver_of("traces") == "http://127.0.0.1:6006"
+    assert settings.receiver_of("metrics") == "http://127.0.0.1:4318"
+
+    traces_only = exporting(TelemetryConfig(enabled=True, metrics={"enabled": False}), "monitor")
+    try:
+        metrics = traces_only.monitor_metrics()
+        assert type(metrics) is MonitorMetrics  # counts nothing, sends nothing
+        assert traces_only._meters is None
+    finally:
+        traces_only.shutdown()
+
+
 def test_export_headers_never_show_in_the_config() -> None:
     config = SemspecConfig.model_validate({"telemetry": {"headers": {"x-api-key": "s3cret-value"}}})
     assert "s3cret-value" not in config.model_dump_json()
@@ -165,3 +217,45 @@ def test_spans_reach_a_grpc_receiver_when_the_protocol_is_grpc() -> None:
     finally:
         server.stop(grace=None)
     assert collector.names == ["task submit"]
+
+
+def test_a_receiver_that_refuses_exports_is_one_warning_per_outage_with_what_it_dropped() -> None:
+    # A traces-only backend answers 405 to metrics; here it refuses spans the same way. The
+    # SDK's own per-batch lines stay quiet; the outage is said once, then its count at exit.
+    done = python(
+        """
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Refusing(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(405)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            def log_message(self, *args):
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        from semspec.core.config.models import TelemetryConfig
+        from semspec.core.telemetry.otel import exporting
+
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        traces = exporting(TelemetryConfig(enabled=True, endpoint=endpoint), "worker")
+        for batch in range(3):
+            for n in range(4):
+                with traces.span(f"step {n}", {}):
+                    pass
+            traces._tracers.force_flush()
+        traces.shutdown()
+        server.shutdown()
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert len(said.splitlines()) == 2, said
+    assert said.count("telemetry export failing") == 1
+    assert "reason='Failed to export spans batch code: 405" in said  # the SDK's words, once
+    assert said.count("telemetry export still failing at exit") == 1
+    assert "dropped=12" in said

@@ -279,6 +279,12 @@ class TurnMeter:
     ) -> None:
         """The model call as a span of the task's trace (nothing while telemetry is off)."""
         tokens = usage or Usage()
+        # The output tokens' share, so backends can show prompt and completion cost apart.
+        completion_cost = (
+            None
+            if cost_usd is None or self.price is None
+            else tokens.completion_tokens * self.price.output_per_1m / 1_000_000
+        )
         chat_span(
             telemetry.current(),
             conversation=self.conversation,
@@ -291,6 +297,7 @@ class TurnMeter:
             output_tokens=tokens.completion_tokens,
             cached_tokens=tokens.cached_tokens,
             cost_usd=cost_usd,
+            completion_cost_usd=completion_cost,
             error_type=error_type,
         )
 

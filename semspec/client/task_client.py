@@ -25,6 +25,7 @@ from semspec.core import telemetry
 from semspec.core.errors import InputError, NotFoundError, SemspecError
 from semspec.core.owner_key import OwnerKey
 from semspec.core.telemetry.spans import CONVERSATION, TASK_ID
+from semspec.core.telemetry.task_span import task_span_name
 from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,
     TASK_WORKFLOW,
@@ -82,7 +83,9 @@ async def submit(
     workflow_id = task_workflow_id(task_id)
     traces = telemetry.current()
     try:
-        with traces.span("task submit", {TASK_ID: task_id, CONVERSATION: task_id}, "client"):
+        # Named for the task: a backend lists traces by their root span's name.
+        name = task_span_name(task_id, inp.spec.title)
+        with traces.span(name, {TASK_ID: task_id, CONVERSATION: task_id}, "client"):
             # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
             return await traces.traced_client(client).start_workflow(
                 TASK_WORKFLOW,

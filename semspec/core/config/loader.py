@@ -196,6 +196,7 @@ def _problems(
         elif item["type"] == "value_error":
             # Our own validators' words, without pydantic's "Value error, " prefix.
             message = message.removeprefix("Value error, ")
+            hint = (item.get("ctx") or {}).get("hint")
         if union_loc is not None and union_loc in unions:
             known = unions[union_loc]
             forms = " or ".join(f for f in (known.expected, expected) if f)

@@ -754,12 +754,44 @@ OTLP_PORTS: dict[str, int] = {"http/protobuf": 4318, "grpc": 4317}
 """The OTLP receiver's usual port per protocol (a collector listens on both)."""
 
 
+def _endpoint_problem(endpoint: str) -> PydanticCustomError | None:
+    """Why ``endpoint`` is not an OTLP receiver's ``http(s)://host:port``, with the right form.
+
+    semspec appends ``/v1/traces`` and ``/v1/metrics`` itself (as the OTLP exporters' base
+    endpoint does), so a path would be posted to twice (``/v1/traces/v1/traces``)."""
+    parsed = urlsplit(endpoint)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        problem = f"{endpoint!r}: expected http://host:port or https://host:port"
+        return PydanticCustomError("value_error", "{problem}", {"problem": problem})
+    if parsed.path.strip("/") or parsed.query or parsed.fragment:
+        base = f"{parsed.scheme}://{parsed.netloc}"
+        problem = f"{endpoint!r}: expected http://host:port without a path"
+        hint = f"use {base}: semspec adds /v1/traces and /v1/metrics itself"
+        return PydanticCustomError("value_error", "{problem}", {"problem": problem, "hint": hint})
+    return None
+
+
+class TelemetrySignalConfig(_Section):
+    enabled: bool = True
+    """Export this signal while ``telemetry.enabled`` is on; false = never (e.g. a backend
+    that takes traces only)."""
+    endpoint: str | None = None
+    """OTLP receiver of this signal alone, ``http://host:port``; unset = ``telemetry.endpoint``."""
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_url(cls, endpoint: str | None) -> str | None:
+        if endpoint is not None and (problem := _endpoint_problem(endpoint)) is not None:
+            raise problem
+        return endpoint
+
+
 class TelemetryConfig(_Section):
     enabled: bool = False
     """Export OpenTelemetry traces (one per task) and the monitor's metrics over OTLP; needs
     ``pip install 'semspec[otel]'`` (docs/telemetry.md)."""
     endpoint: str | None = None
-    """OTLP receiver, ``http://host:port``; unset = a collector on this machine
+    """OTLP receiver, ``http://host:port`` (no path); unset = a collector on this machine
     (``http://127.0.0.1:4318``, or port 4317 for ``grpc``)."""
     protocol: OtlpProtocol = "http/protobuf"
     """OTLP transport: ``http/protobuf`` or ``grpc``."""
@@ -770,21 +802,27 @@ class TelemetryConfig(_Section):
     """Headers sent with every export (e.g. a vendor's API key); never logged or shown."""
     metrics_interval_s: float = Field(default=10.0, gt=0)
     """Seconds between two exports of the monitor's metrics."""
+    traces: TelemetrySignalConfig = Field(default_factory=TelemetrySignalConfig)
+    """Traces on or off, and their own receiver."""
+    metrics: TelemetrySignalConfig = Field(default_factory=TelemetrySignalConfig)
+    """The monitor's metrics on or off, and their own receiver."""
 
     @field_validator("endpoint")
     @classmethod
     def _endpoint_url(cls, endpoint: str | None) -> str | None:
-        if endpoint is None:
-            return None
-        parsed = urlsplit(endpoint)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"{endpoint!r}: expected http://host:port or https://host:port")
+        if endpoint is not None and (problem := _endpoint_problem(endpoint)) is not None:
+            raise problem
         return endpoint
 
     @property
     def receiver(self) -> str:
         """The endpoint exports go to: the one set, else the local collector's."""
         return self.endpoint or f"http://127.0.0.1:{OTLP_PORTS[self.protocol]}"
+
+    def receiver_of(self, signal: Literal["traces", "metrics"]) -> str:
+        """Where ``signal`` goes: its own endpoint, else the section's."""
+        own = self.traces if signal == "traces" else self.metrics
+        return own.endpoint or self.receiver
 
 
 class SemspecConfig(_Section):

@@ -12,7 +12,7 @@ import importlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -23,6 +23,12 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.trace import Status, StatusCode
 
 from semspec.core.config.models import TelemetryConfig
+from semspec.core.telemetry.export_watch import (
+    Outage,
+    WatchedMetricExporter,
+    WatchedSpanExporter,
+    quiet_sdk_loggers,
+)
 from semspec.core.telemetry.monitor_metrics import OtelMonitorMetrics
 from semspec.core.telemetry.types import Attributes, MonitorMetrics, SpanKind, Telemetry
 
@@ -129,7 +135,9 @@ class OtelTelemetry(Telemetry):
         """The monitor's instruments on this telemetry's meter provider."""
         if self._metrics is None:
             if self._make_meters is None:
-                raise RuntimeError("this telemetry has no meter provider")
+                # Metrics are off (``telemetry.metrics.enabled``): instruments that count nothing.
+                self._metrics = MonitorMetrics()
+                return self._metrics
             self._meters = self._make_meters()
             self._metrics = OtelMonitorMetrics(self._meters.get_meter(INSTRUMENTATION))
         return self._metrics
@@ -149,10 +157,17 @@ def _traces(client: Client) -> bool:
 
 
 def exporting(config: TelemetryConfig, component: str) -> OtelTelemetry:
-    """Telemetry exporting over OTLP as ``config`` says; flushed at process exit."""
+    """Telemetry exporting over OTLP as ``config`` says; flushed at process exit.
+
+    Traces and metrics each go to their own receiver and can each be off; an exporter's
+    failures are reported once per outage (``export_watch``)."""
+    quiet_sdk_loggers()
     where = resource(config.service_name, component)
     tracers = TracerProvider(resource=where)
-    tracers.add_span_processor(BatchSpanProcessor(_exporter(config, "traces")))
+    if config.traces.enabled:
+        tracers.add_span_processor(BatchSpanProcessor(_exporter(config, "traces")))
+    if not config.metrics.enabled:
+        return OtelTelemetry(tracers)
 
     def meters() -> MeterProvider:
         reader = PeriodicExportingMetricReader(
@@ -163,9 +178,9 @@ def exporting(config: TelemetryConfig, component: str) -> OtelTelemetry:
     return OtelTelemetry(tracers, meters)
 
 
-def _exporter(config: TelemetryConfig, signal: str) -> Any:
-    """The OTLP exporter of ``signal`` (``traces`` or ``metrics``) over the configured protocol."""
-    receiver = config.receiver.rstrip("/")
+def _exporter(config: TelemetryConfig, signal: Literal["traces", "metrics"]) -> Any:
+    """The OTLP exporter of ``signal`` over the configured protocol, watched for outages."""
+    receiver = config.receiver_of(signal).rstrip("/")
     headers = {name: value.get_secret_value() for name, value in config.headers.items()}
     grpc = config.protocol == "grpc"
     module = (
@@ -174,10 +189,16 @@ def _exporter(config: TelemetryConfig, signal: str) -> Any:
     name = "OTLPSpanExporter" if signal == "traces" else "OTLPMetricExporter"
     exporter = getattr(importlib.import_module(module), name)
     if grpc:
-        return exporter(
+        inner = exporter(
             endpoint=receiver,
             insecure=receiver.startswith("http://"),
             headers=headers,
             timeout=EXPORT_TIMEOUT_S,
         )
-    return exporter(endpoint=f"{receiver}/v1/{signal}", headers=headers, timeout=EXPORT_TIMEOUT_S)
+    else:
+        inner = exporter(
+            endpoint=f"{receiver}/v1/{signal}", headers=headers, timeout=EXPORT_TIMEOUT_S
+        )
+    if signal == "traces":
+        return WatchedSpanExporter(inner, Outage(signal, receiver, "spans"))
+    return WatchedMetricExporter(inner, Outage(signal, receiver, "exports"))
