@@ -49,11 +49,15 @@ _ASSIGNMENT = (
 )
 _PATTERN = re.compile("|".join([_ASSIGNMENT, *_SHAPES]))
 _ANCHORS = (
-    r"_KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AKIA|ASIA|AIza|Bearer(?P<bearer>)"
-    # Lower-case shapes are found by their ``-`` or ``_``, so that text of lower-case letters
-    # is passed over by the scan's first-character test alone.
-    r"|-(?<=sk-)|-(?<=xox[abpr]-)|_(?<=github_pat_)|_(?<=gh[pousr]_)"
+    # Each branch opens with a letter rare in logs (``PASSED`` holds none of them), and
+    # looks back for the rest: the scan's first-character test skips everything else.
+    r"KEY(?<=_KEY)|KEN(?<=TOKEN)|RET(?<=SECRET)|W(?<=PASSW)|NTIAL(?<=CREDENTIAL)"
+    r"|KIA(?<=AKIA)|IA(?<=ASIA)|za(?<=AIza)|Bearer(?P<bearer>)|-(?<=sk-)|-(?<=xox[abpr]-)"
 )
+_GITHUB = ("gh", "github_pat_")
+_GITHUB_BYTES = (b"gh", b"github_pat_")
+"""With these (``ghp_`` …, ``github_pat_``; found by ``find``, as ``_`` is everywhere in test
+output), every match of ``_PATTERN`` holds an anchor on the line where it starts."""
 _NOT_IN_ANCHORS = bytes(b for b in range(256) if not (b in b"_-" or 0x41 <= b <= 0x5A))
 """Each anchor holds an upper-case letter, ``_`` or ``-``: bytes without one hold no anchor."""
 _ANCHOR_TEXT = re.compile(_ANCHORS)
@@ -331,7 +335,7 @@ class StreamMasker:
 
 def mask_shapes(text: str) -> str:
     """``text`` with credential shapes and secret-named assignments replaced by ``MASK``."""
-    return _mask_anchored_lines(text, _ANCHOR_TEXT, "\n", "")
+    return _mask_anchored_lines(text, _ANCHOR_TEXT, _GITHUB, "\n", "")
 
 
 def mask_shapes_bytes(data: bytes) -> bytes:
@@ -339,19 +343,23 @@ def mask_shapes_bytes(data: bytes) -> bytes:
     that may hold a shape."""
     if not data.translate(None, _NOT_IN_ANCHORS):
         return data  # a flood of lower-case text or digits: one pass at memory speed
-    return _mask_anchored_lines(data, _ANCHOR_BYTES, b"\n", b"")
+    return _mask_anchored_lines(data, _ANCHOR_BYTES, _GITHUB_BYTES, b"\n", b"")
 
 
 def _mask_anchored_lines(
-    data: AnyStr, anchor: re.Pattern[AnyStr], newline: AnyStr, empty: AnyStr
+    data: AnyStr,
+    anchor: re.Pattern[AnyStr],
+    github: tuple[AnyStr, AnyStr],
+    newline: AnyStr,
+    empty: AnyStr,
 ) -> AnyStr:
-    """``_PATTERN.sub`` over ``data``, run only on the lines ``anchor`` finds. A match never
-    crosses a line break except ``Bearer\\s+token``, whose span runs on to the token's line;
-    lines start after a break, which the pattern's look-behind sees as it sees a break."""
-    spans: list[list[int]] = []
+    """``_PATTERN.sub`` over ``data``, run only on the lines ``anchor`` or ``github`` finds. A
+    match never crosses a line break except ``Bearer\\s+token``, whose span runs on to the
+    token's line; lines start after a break, which the pattern's look-behind sees as it sees a
+    break."""
+    found_spans: list[tuple[int, int]] = []
     found = anchor.search(data)
     while found is not None:
-        start = data.rfind(newline, 0, found.start()) + 1
         end = data.find(newline, found.end())
         end = len(data) if end == -1 else end
         if found.group("bearer") is not None:
@@ -360,12 +368,22 @@ def _mask_anchored_lines(
                 checked = end
                 after = data.find(newline, end + 1)
                 end = len(data) if after == -1 else after
+        found_spans.append((data.rfind(newline, 0, found.start()) + 1, end))
+        # From just after this one: a later Bearer on the line may run on to the next.
+        found = anchor.search(data, found.end())
+    for literal in github:
+        at = data.find(literal)
+        while at != -1:
+            end = data.find(newline, at)
+            end = len(data) if end == -1 else end
+            found_spans.append((data.rfind(newline, 0, at) + 1, end))
+            at = data.find(literal, end)
+    spans: list[list[int]] = []
+    for start, end in sorted(found_spans):
         if spans and start <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], end)
         else:
             spans.append([start, end])
-        # From just after this one: a later Bearer on the line may run on to the next.
-        found = anchor.search(data, found.end())
     if not spans:
         return data
     out: list[AnyStr] = []
