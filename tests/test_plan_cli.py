@@ -86,10 +86,16 @@ def test_plan_submit_wait_runs_a_dependent_task_after_its_dependency_and_reports
         stack.repo / "approve.yaml",
         [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
     )
+    # The dependent task starts from ok-a's approved commit: it must change something of its
+    # own, or its turn is no submission (it would escalate no_change).
+    write_script(
+        stack.repo / "approve-b.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC + "\n# ok-b\n"}}, "reviewer": APPROVE}],
+    )
     plan = write_plan(
         stack,
         "ok-plan",
-        [plan_task("ok-b", "approve.yaml", "ok-a"), plan_task("ok-a", "approve.yaml")],
+        [plan_task("ok-b", "approve-b.yaml", "ok-a"), plan_task("ok-a", "approve.yaml")],
     )
     done = stack.cli("plan", "submit", str(plan), "--wait", "--json")
     assert done.returncode == 0, done.stderr
