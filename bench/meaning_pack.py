@@ -337,7 +337,9 @@ def main() -> None:
         "saved_worst": saved_worst,
         "worst": worst["codebase"],
         "evidence_coverage": min(float(str(r["evidence_coverage"])) for r in results),
-        "codebases": {str(r["codebase"]): r for r in indexed},
+        "codebases": {
+            str(r["codebase"]): {k: v for k, v in r.items() if k != "per_file"} for r in indexed
+        },
         "packages": {
             str(r["codebase"]): {
                 key: r[key]

@@ -88,7 +88,7 @@ def short_signature(symbol: Symbol) -> str | None:
             rest = abridged(symbol.signature[len(prefix + symbol.name) :])
             if symbol.name == "__init__":
                 rest = rest.removesuffix(" -> None")
-            rest = rest.replace("(self, /)", "()").replace("(self)", "()")
+            rest = rest.replace("(self, /)", "()").replace("(self)", "()").replace("(cls)", "()")
             for receiver in ("(self, /, ", "(self, ", "(cls, "):
                 rest = rest.replace(receiver, "(")
             split = split_parameters(rest)
