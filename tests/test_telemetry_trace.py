@@ -23,17 +23,20 @@ from semspec.client.plan_client import submit_plan
 from semspec.client.task_client import submit
 from semspec.core import telemetry
 from semspec.core.telemetry.otel import OtelTelemetry
-from semspec.vocabulary.workflow_names import task_workflow_id
+from semspec.vocabulary.events import RiskSignalInput
+from semspec.vocabulary.workflow_names import SIGNAL_FLAG, task_workflow_id
+from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer, FakeReply
 from tests.fakes.llm_task import approve_reply, developer_replies, sample_repo
-from tests.support.owner import OWNER, answer
+from tests.support.owner import OWNER, answer, send
 from tests.support.tasks import BROKEN_CALC, GOOD_CALC, task_input, wait_for_phase, write_script
 from tests.test_llm_task_e2e_retries import run_task
 from tests.test_plan_workflow import APPROVE, approving, plan_of
+from tests.test_task_scope_flag import wait_for_log
 
 TOOLS = ["list_dir", "search", "read", "write_file", "submit"]
 
@@ -299,4 +302,44 @@ async def test_a_refused_model_call_is_a_failed_chat_span_and_the_retried_activi
     assert [s.name for s in found if s.status.status_code == StatusCode.ERROR] == []
     assert [e.name for e in first.events] == ["exception"]
     (run,) = [s for s in found if s.name == "task run"]
+    assert run.status.status_code == StatusCode.OK
+
+
+@pytest.mark.usefixtures("unfenced_gates")
+async def test_a_risk_signal_is_an_event_of_the_task_run_span(
+    temporal_client: Client,
+    task_queue: str,
+    traced_worker: OtelTelemetry,
+    spans: InMemorySpanExporter,
+    git_repo: Path,
+    tmp_path: Path,
+) -> None:
+    go = tmp_path / "go"
+    # The gate holds the task until the test has delivered the monitor's flag.
+    held = GateSpec("held", f"sh -c 'while [ ! -f {go} ]; do sleep 0.1; done'", True, 60.0, ".")
+    script = write_script(
+        tmp_path / "s.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC, "README.md": "x\n"}}, "reviewer": APPROVE}],
+    )
+    inp = task_input(git_repo, script, f"flagged-{uuid.uuid4().hex[:8]}", gates=[held])
+    await submit(temporal_client, task_queue, inp, OWNER)
+    handle = temporal_client.get_workflow_handle(
+        task_workflow_id(inp.spec.task_id), result_type=TaskResult
+    )
+    await wait_for_phase(handle, "gates")
+    outside = {"outside": ["README.md"]}
+    flag = RiskSignalInput("scope_creep", "warn", "s1", "outside: README.md", outside)
+    await send(handle, SIGNAL_FLAG, flag)
+    await wait_for_log(handle, "signal")
+    go.touch()
+    result = await handle.result()
+    found = spans.get_finished_spans()
+
+    assert result.outcome == "approved"
+    (run,) = [s for s in found if s.name == "task run"]
+    assert run.attributes is not None and run.attributes["semspec.task.flags"] == 1
+    (event,) = [e for e in run.events if e.name == "risk signal"]
+    assert event.attributes is not None and "scope_creep" in str(event.attributes["message"])
+    assert run.start_time is not None and run.end_time is not None
+    assert run.start_time <= event.timestamp <= run.end_time
     assert run.status.status_code == StatusCode.OK

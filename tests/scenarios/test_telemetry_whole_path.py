@@ -39,7 +39,9 @@ def the_task_finished(receiver: OtlpReceiver) -> bool:
 
 
 def trace_of(spans: list[ReceivedSpan], task_id: str) -> list[ReceivedSpan]:
-    (root,) = [s for s in spans if s.attributes.get("semspec.task.id") == task_id]
+    (root,) = [
+        s for s in spans if s.attributes.get("semspec.task.id") == task_id and not s.parent_id
+    ]
     return [s for s in spans if s.trace_id == root.trace_id]
 
 
@@ -61,7 +63,11 @@ def test_a_task_submitted_on_the_cli_is_one_trace_from_the_cli_and_the_worker(
 
     trace = trace_of(spans, task_id)
     (root,) = [s for s in trace if not s.parent_id]
-    assert (root.name, root.resource["semspec.component"]) == ("task submit", "cli")
+    assert root.resource["semspec.component"] == "cli"
+    assert root.name.startswith(f"task {task_id}: ")
+    (run,) = [s for s in trace if s.name == "task run"]
+    assert (run.attributes["semspec.task.outcome"], run.error) == ("approved", False)
+    assert run.resource["semspec.component"] == "worker"
     assert {s.resource["service.name"] for s in trace} == {"semspec"}
     assert {s.resource["semspec.component"] for s in trace} == {"cli", "worker"}
     ids = {s.span_id for s in trace}

@@ -37,6 +37,8 @@ LLM_TOTAL_TOKENS = "llm.token_count.total"
 LLM_COST_TOTAL = "llm.cost.total"
 LLM_COST_PROMPT = "llm.cost.prompt"
 LLM_COST_COMPLETION = "llm.cost.completion"
+USAGE_COST = "gen_ai.usage.cost"
+"""Not (yet) in the GenAI convention, but what OpenLIT-based dashboards and Langfuse read."""
 
 
 def _turn_step(
@@ -88,6 +90,7 @@ def chat_span(
     if cost_usd is not None:
         attributes[COST_USD] = cost_usd
         attributes[LLM_COST_TOTAL] = cost_usd
+        attributes[USAGE_COST] = cost_usd
         if completion_cost_usd is not None:
             attributes[LLM_COST_COMPLETION] = completion_cost_usd
             attributes[LLM_COST_PROMPT] = max(cost_usd - completion_cost_usd, 0.0)
