@@ -1,4 +1,4 @@
-"""What the worker's start guard costs each activity (``semspec/workflow/task/start_guard.py``).
+"""What the worker's start guard costs each activity (``semspec/workflow/signing/start_guard.py``).
 
 Starts a Temporal dev server, starts signed tasks (no worker polls their queue, so each stays at
 its first event), and times the guard's verdict for a run it has not seen (one history read and
@@ -20,6 +20,7 @@ from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from semspec.core.owner_key import OwnerKey
 from semspec.services.specs import binary
 from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_workflow_id
+from semspec.workflow.signing.start_guard import StartGuard
 from semspec.workflow.task.messages import (
     TASK_START,
     LoopLimits,
@@ -28,7 +29,6 @@ from semspec.workflow.task.messages import (
     TaskSpec,
     signed_start,
 )
-from semspec.workflow.task.start_guard import StartGuard
 
 
 def task(task_id: str) -> TaskInput:

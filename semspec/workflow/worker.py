@@ -15,13 +15,13 @@ from semspec.core import telemetry
 from semspec.core.owner_key import OwnerKey
 from semspec.workflow.event_worker import TaskWorkers, build_event_worker
 from semspec.workflow.plan.workflows import PlanWorkflow
+from semspec.workflow.signing.child_signer import ChildSigner
+from semspec.workflow.signing.start_guard import StartGuard, StartGuardInterceptor
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.child_signing import ChildSigner
 from semspec.workflow.task.index_activity import reindex_changes
 from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.task.start_guard import StartGuard, StartGuardInterceptor
 from semspec.workflow.task.workflows import TaskWorkflow
 
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
@@ -59,8 +59,9 @@ def build_worker(
     ``identity`` names the worker in Temporal (default: the client's, ``pid@host``).
     ``owner`` is the stack owner's key: the worker runs no activity for a workflow run whose
     start that key did not sign, and signs the children its workflows start (ADR 0004,
-    ``start_guard``, ``child_signing``). With telemetry on, workflows and activities are
-    traced (their spans join the trace of whoever started the task, docs/telemetry.md).
+    ``signing.start_guard``, ``signing.child_signer``). With telemetry on, workflows and
+    activities are traced (their spans join the trace of whoever started the task,
+    docs/telemetry.md).
     """
     activities = TaskActivities(publisher)
     guard = StartGuard(client, task_queue, owner.public_key)

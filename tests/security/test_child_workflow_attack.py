@@ -10,7 +10,7 @@ it, under the system Python) on a task queue of its own. Its workflow then
   directly, from its own workflow, so that no workflow check of ours runs at all.
 
 The worker refuses each: no gate runs, no branch or worktree appears, and the refusal is in the
-worker's log (ADR 0004, ``start_guard``, ``child_signing``).
+worker's log (ADR 0004, ``signing.start_guard``, ``signing.child_signer``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.plan.messages import PlanInput, PlanTask
-from semspec.workflow.task.child_signing import derivation_problem
+from semspec.workflow.signing.child_signer import derivation_problem
 from semspec.workflow.task.messages import (
     TASK_START,
     CommitInput,

@@ -14,7 +14,8 @@ task. The plan sums its finished tasks' usage (status and the Temporal memo).
 
 Only the stack's owner starts a plan (ADR 0004): the plan verifies its start signature first,
 child or not, and the worker signs each task's start with the owner's key before the plan
-starts it (``child_signing``), so each task verifies its own start like a task the CLI submitted.
+starts it (``task.child_start`` asks, ``signing.child_signer`` signs), so each task verifies
+its own start like a task the CLI submitted.
 
 Deterministic: no I/O here; every side effect happens inside the child workflows.
 """
@@ -50,7 +51,7 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
-    from semspec.workflow.task.child_signing import signed_child
+    from semspec.workflow.task.child_start import signed_child
     from semspec.workflow.task.dollars import plan_share
     from semspec.workflow.task.messages import PLAN_START, TaskResult
     from semspec.workflow.task.owner_check import check_start

@@ -12,36 +12,22 @@ of its tasks (a plan's), so a child never runs a gate or an agent its signed par
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from temporalio import activity, workflow
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import subtask_id, task_workflow_id
 from semspec.workflow.plan.messages import PlanInput
-from semspec.workflow.task.calls import SHORT_TIMEOUT, retry_policy
+from semspec.workflow.signing.start_guard import StartGuard
+from semspec.workflow.task.child_start import (
+    SIGN_START_ACTIVITY,
+    UNSIGNABLE_CHILD,
+    SignedStart,
+    SignStartInput,
+)
 from semspec.workflow.task.messages import TASK_START, TaskInput, start_fields
-from semspec.workflow.task.start_guard import StartGuard
-
-UNSIGNABLE_CHILD = "UnsignableChild"
-"""Error type of a child input the worker will not sign."""
-
-
-@dataclass(frozen=True)
-class SignStartInput:
-    """A run a workflow is about to start: its workflow id and its input (unsigned)."""
-
-    workflow_id: str
-    task: TaskInput
-
-
-@dataclass(frozen=True)
-class SignedStart:
-    """The owner key and start signature to put into the child's input."""
-
-    owner_key: str
-    start_signature: str
 
 
 def derivation_problem(
@@ -87,7 +73,7 @@ class ChildSigner:
         self._owner = owner
         self._guard = guard
 
-    @activity.defn(name="task.sign_start")
+    @activity.defn(name=SIGN_START_ACTIVITY)
     async def sign_start(self, inp: SignStartInput) -> SignedStart:
         """Sign the start of a run the calling workflow derives from its own signed input."""
         caller = await self._guard.verified_start()
@@ -103,15 +89,3 @@ class ChildSigner:
         keyed = replace(inp.task, owner_key=self._owner.public_key, start_signature="")
         signature = self._owner.sign(TASK_START, start_fields(inp.workflow_id, keyed))
         return SignedStart(self._owner.public_key, signature)
-
-
-async def signed_child(workflow_id: str, task: TaskInput, attempts: int) -> TaskInput:
-    """In workflow code: ``task`` with the owner key and the start signature the worker made
-    for it to start as ``workflow_id``."""
-    signed = await workflow.execute_activity_method(
-        ChildSigner.sign_start,
-        SignStartInput(workflow_id, task),
-        start_to_close_timeout=SHORT_TIMEOUT,
-        retry_policy=retry_policy(attempts),
-    )
-    return replace(task, owner_key=signed.owner_key, start_signature=signed.start_signature)

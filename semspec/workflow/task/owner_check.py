@@ -4,7 +4,8 @@ Every run of a task or plan, child and continued runs included, verifies the own
 over its workflow id and whole input (``check_start``, called from workflow code). A child's
 parent being set proves nothing: any client that reaches Temporal may start our workflows as
 children of a workflow of its own (issue 25). Children and continued runs that our own
-workflows start are signed by the worker (``child_signing``).
+workflows start are signed by the worker (``child_start`` asks,
+``semspec.workflow.signing.child_signer`` signs).
 
 The signature proves only that whoever started the run holds the key its input names, so the
 worker, which knows the one key it serves, checks it again (``check_owner``) before any

@@ -83,7 +83,7 @@ with workflow.unsafe.imports_passed_through():
         was_cancelled,
     )
     from semspec.workflow.task.carry import LoopState, carry_over, restore
-    from semspec.workflow.task.child_signing import signed_child
+    from semspec.workflow.task.child_start import signed_child
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
     from semspec.workflow.task.dollars import usd
     from semspec.workflow.task.empty_turn import (
