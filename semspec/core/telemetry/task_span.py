@@ -66,7 +66,7 @@ class TaskLogStamps:
 
     def stamp(self, status: Any, time_ns: int) -> None:
         """Turn the entries added to ``status.log`` since the last call into events."""
-        log = list(getattr(status, "log", None) or [])
+        log = getattr(status, "log", None) or []
         for entry in log[self.seen :]:
             name = EVENT_KINDS.get(str(getattr(entry, "kind", "")))
             if name is not None:
