@@ -56,10 +56,17 @@ def plan_of(repo: Path, scripts: dict[str, Path], deps: dict[str, list[str]]) ->
     return PlanInput(plan_id, "test plan", tasks)
 
 
-def approving(tmp_path: Path) -> Path:
+def approving(tmp_path: Path, name: str = "approve") -> Path:
+    """A script that fixes calc.py and adds a note of its own: a task that depends on another
+    still changes something (a turn that changes nothing escalates ``no_change``)."""
     return write_script(
-        tmp_path / "approve.yaml",
-        [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}],
+        tmp_path / f"{name}.yaml",
+        [
+            {
+                "developer": {"write": {"calc.py": GOOD_CALC, f"{name}_note.txt": f"{name}\n"}},
+                "reviewer": APPROVE,
+            }
+        ],
     )
 
 
@@ -75,8 +82,8 @@ async def wait_until_escalated(client: Client, plan_id: str) -> PlanStatus:
 async def test_independent_tasks_start_together_and_a_dependent_waits_for_both(
     temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
 ) -> None:
-    script = approving(tmp_path)
-    plan = plan_of(git_repo, {"a": script, "b": script, "c": script}, {"c": ["a", "b"]})
+    scripts = {name: approving(tmp_path, name) for name in ("a", "b", "c")}
+    plan = plan_of(git_repo, scripts, {"c": ["a", "b"]})
     handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     result: PlanResult = await handle.result()
     assert result.outcome == "approved"
@@ -151,8 +158,8 @@ async def test_a_cancelled_plan_cancels_its_running_tasks(
 async def test_a_finished_plan_replays_deterministically(
     temporal_client: Client, task_queue: str, worker: None, git_repo: Path, tmp_path: Path
 ) -> None:
-    script = approving(tmp_path)
-    plan = plan_of(git_repo, {"a": script, "b": script}, {"b": ["a"]})
+    scripts = {name: approving(tmp_path, name) for name in ("a", "b")}
+    plan = plan_of(git_repo, scripts, {"b": ["a"]})
     handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     await handle.result()
     history = await handle.fetch_history()
