@@ -60,11 +60,11 @@ def marker_of(stack: Stack) -> Path | None:
     return found[0] if found else None
 
 
-@pytest.mark.parametrize("mode", ["none", "bwrap"])
+@pytest.mark.parametrize("mode", ["none", "bwrap", "bwrap-network"])
 def test_a_killed_workers_gate_dies_with_it_and_its_retry_runs_alone(
     tmp_path: Path, mode: str
 ) -> None:
-    if mode == "bwrap":
+    if mode != "none":
         try:
             choose_sandbox("bwrap")
         except ConfigError as exc:
@@ -72,8 +72,11 @@ def test_a_killed_workers_gate_dies_with_it_and_its_retry_runs_alone(
                 pytest.fail(f"the sandbox tests must run under CI: {exc.message}")
             pytest.skip(exc.message)
     gate = python_gate("mark", MARK_CODE, timeout=FIRST_RUN_S + 30)
+    # With network, the launcher stays as bubblewrap's parent to run slirp4netns; without, it
+    # did exec bubblewrap, whose --die-with-parent alone ended the fenced run with the worker.
+    gate["network"] = mode == "bwrap-network"
     config = sample_config([gate])
-    config["gates"]["sandbox"] = mode
+    config["gates"]["sandbox"] = mode.removesuffix("-network")
     with running_stack(tmp_path, config) as stack:
         done = stack.submit_scripted(
             "t1",
