@@ -66,6 +66,7 @@ _OPTIONAL = re.compile(
     r"(?P<name>\w+): (?:(?P<union>[^=]+) \| None|Optional\[(?P<optional>[^=]+)\])=None"
 )
 _PARAMETER = re.compile(r"(?P<name>\*{0,2}\w+\??): (?P<annotation>.+)")
+_TIDY = re.compile(r"(\()\s+|,?\s+(\))")
 BOUNDARY_LABELS = {"cli_entry": "cli", "http_route": "http", "env_var": "env", "config_file": "cfg"}
 
 
@@ -245,7 +246,13 @@ def grouped_modules(facts: FileFacts) -> str:
     return ",".join(parts)
 
 
-def _public(symbol: Symbol) -> bool:
+def _public(symbol: Symbol, language: str = "python") -> bool:
+    # Go exports by a capital; a Rust function outside any impl or trait is private without
+    # ``pub`` (a method may implement a trait, public without it, so methods stay).
+    if language == "go" and not symbol.name[:1].isupper():
+        return False
+    if language == "rust" and symbol.kind == "function" and symbol.parent is None:
+        return symbol.signature.startswith("pub")
     parts = symbol.qualname.split(".")
     return not any(part.startswith("_") and not part.startswith("__") for part in parts) and (
         not symbol.name.startswith("__") or symbol.name == "__init__"
@@ -352,7 +359,7 @@ class _PackWriter:
         packed: list[Symbol] = []
         runs: list[int] = []
         for symbol in facts.symbols:
-            if not (self.private or _public(symbol)):
+            if not (self.private or _public(symbol, facts.language)):
                 continue
             if packed and packed[-1].qualname == symbol.qualname:
                 first = packed[-1]
@@ -592,8 +599,9 @@ class _PackWriter:
                 tail = f" -> {self.word(returns)}" if tail.startswith(" -> ") else tail
                 short = f"({', '.join(self.param(p) for p in params)}){tail}"
             return kind + self.word(symbol.name) + short
-        # Other languages' signatures name their kind themselves (``func``, ``interface``).
-        sig = abridged(symbol.signature)
+        # Other languages' signatures name their kind themselves (``func``, ``interface``);
+        # a parameter list written one per line leaves ``( a, b, )`` once joined.
+        sig = _TIDY.sub(lambda m: m[1] or m[2], abridged(symbol.signature))
         if sig in self.words:
             return self.words[sig]
         match = re.search(rf"(?<![\w$]){re.escape(symbol.name)}(?![\w$])", sig)
