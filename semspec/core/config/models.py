@@ -26,6 +26,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
 SandboxMode = Literal["auto", "bwrap", "none"]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A variable name a shell can export."""
 _COMMAND_KEPT_CONTROLS = frozenset("\t\n\r")
 """Control characters a gate command may hold: multi-line commands are normal. Any other (NUL,
 which no program can be handed, escape, bell, backspace, C1) cannot be meant and only hides
@@ -43,9 +45,6 @@ def _plain_command(command: str) -> str:
                 "remove it, or let the shell make it (printf '\\033')"
             )
     return command
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-"""A variable name a shell can export."""
 
 
 class _Section(BaseModel):
@@ -588,10 +587,10 @@ class TemporalConfig(_Section):
     address: str | None = None
     """External Temporal frontend ``host:port``; unset means the embedded dev server."""
     port: int = Field(default=7233, ge=0, le=65535)
+    """Preferred port of the embedded dev server (a free one is chosen if taken; 0 = any)."""
     ui: bool = False
     """Run the embedded dev server's Web UI. Off by default: it has no auth and shows every
     history to any local user (docs/security.md)."""
-    """Preferred port of the embedded dev server (a free one is chosen if taken; 0 = any)."""
     ui_port: int = Field(default=8233, ge=0, le=65535)
     """Preferred port of the embedded Web UI when ``ui`` is on (0 = any free port)."""
     namespace: str = "default"
