@@ -191,8 +191,9 @@ async def test_each_task_of_a_plan_started_untraced_is_one_trace(
     git_repo: Path,
     tmp_path: Path,
 ) -> None:
-    script = approving(tmp_path)
-    plan = plan_of(git_repo, {"a": script, "b": script}, {"b": ["a"]})
+    # A script per task: b starts from a's commit, and a turn that changes nothing escalates.
+    scripts = {name: approving(tmp_path, name) for name in ("a", "b")}
+    plan = plan_of(git_repo, scripts, {"b": ["a"]})
     handle = await submit_plan(temporal_client, task_queue, plan, OWNER)
     await handle.result()
     found = spans.get_finished_spans()
@@ -204,6 +205,7 @@ async def test_each_task_of_a_plan_started_untraced_is_one_trace(
         names = [s.name for s in trace]
         assert names.count("RunWorkflow:TaskWorkflow") == 1
         assert {"RunActivity:task.develop", "execute_tool write_file", "gate check"} <= set(names)
+        assert names.count("task run") == 1
 
 
 async def test_a_worker_that_takes_over_an_escalated_task_repeats_no_span(

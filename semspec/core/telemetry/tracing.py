@@ -124,10 +124,17 @@ class _TaskTracing(TracingWorkflowInboundInterceptor):
     def stamp(self) -> None:
         """Turn the task log's new entries into events of the task's span, stamped now."""
         status = self._status()
-        if status is not None:
+        if status is None:
+            return
+        try:
             self._stamps.stamp(status, workflow.time_ns())
+        except Exception:  # telemetry never fails a workflow task
+            return
 
     def _status(self) -> Any:
+        """The task's status, or None (another workflow, or no instance yet)."""
+        if workflow.info().workflow_type != TASK_WORKFLOW:
+            return None
         try:
             handler = workflow.get_query_handler(STATUS_QUERY)
             return handler() if handler is not None else None
@@ -140,19 +147,22 @@ class _TaskTracing(TracingWorkflowInboundInterceptor):
         status = self._status()
         if status is None:
             return
-        end = workflow.time_ns()
-        self._stamps.stamp(status, end)
-        start = workflow.info().start_time
-        failed = outcome in FAILED_OUTCOMES
-        params = TaskSpanParams(
-            parent=self._load_workflow_context_carrier(),
-            attributes=task_attributes(status, outcome, reason),
-            start_ns=min(int(start.timestamp() * 1_000_000_000), end),
-            end_ns=end,
-            error=(reason or outcome) if failed else None,
-            events=list(self._stamps.events),
-        )
-        workflow.extern_functions()[_TASK_SPAN_EXTERN](params)
+        try:
+            end = workflow.time_ns()
+            self._stamps.stamp(status, end)
+            start = workflow.info().start_time
+            failed = outcome in FAILED_OUTCOMES
+            params = TaskSpanParams(
+                parent=self._load_workflow_context_carrier(),
+                attributes=task_attributes(status, outcome, reason),
+                start_ns=min(int(start.timestamp() * 1_000_000_000), end),
+                end_ns=end,
+                error=(reason or outcome) if failed else None,
+                events=list(self._stamps.events),
+            )
+            workflow.extern_functions()[_TASK_SPAN_EXTERN](params)
+        except Exception:  # a span lost is better than a task stuck on a failing workflow task
+            workflow.logger.warning("task run span not recorded", exc_info=True)
 
 
 def _final_failure(error: BaseException, info: activity.Info) -> bool:
