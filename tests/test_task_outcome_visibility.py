@@ -11,8 +11,10 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from semspec.workflow.event_worker import TaskWorkers, build_event_worker
 from semspec.workflow.task import context_activities
 from semspec.workflow.task.activities import TaskActivities
+from semspec.workflow.task.index_activity import reindex_changes
 from semspec.workflow.task.messages import FinalizeInput, FinalizeStep, TaskResult, TaskStatus
 from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.workflows import TaskWorkflow
@@ -41,18 +43,25 @@ async def test_the_outcome_is_hidden_while_the_bookkeeping_runs(
     temporal_client: Client, task_queue: str, git_repo: Path, tmp_path: Path
 ) -> None:
     held = HeldFinalize()
-    worker = Worker(
+    activities = TaskActivities(None)
+    # The real worker's activities with finalize held, and its event worker (the loop's
+    # events have a queue of their own): only the bookkeeping differs from a real run.
+    loop = Worker(
         temporal_client,
         task_queue=task_queue,
         workflows=[TaskWorkflow],
         activities=[
-            *TaskActivities(None).all(),
+            *activities.all(),
             context_activities.check_budget,
             context_activities.checkpoint,
             OwnerCheck(OWNER_KEY).check_owner,
+            reindex_changes,
             held.finalize,
         ],
         activity_executor=activity_threads(),
+    )
+    worker = TaskWorkers(
+        loop, build_event_worker(temporal_client, task_queue, activities, None, ())
     )
     script = write_script(
         tmp_path / "s.yaml", [{"developer": {"write": {"calc.py": GOOD_CALC}}, "reviewer": APPROVE}]
