@@ -34,11 +34,20 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from semspec.core.logging import configure_logging
+from semspec.core.owner_key import OwnerKey
 from semspec.services.ports import free_port, tcp_answers
 from semspec.services.specs import binary
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.gates.types import GateSpec
-from semspec.workflow.task.messages import LoopLimits, RoleSpec, TaskInput, TaskResult, TaskSpec
+from semspec.workflow.task.messages import (
+    TASK_START,
+    LoopLimits,
+    RoleSpec,
+    TaskInput,
+    TaskResult,
+    TaskSpec,
+    signed_start,
+)
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.workflows import TaskWorkflow
 from semspec.workflow.worker import build_worker
@@ -132,10 +141,15 @@ async def measure(client: Client, root: Path, repo: Path, script: Path) -> Figur
     """Run the task and the floor alternately; medians and the per-activity breakdown."""
     task_queue, floor_queue = f"bench-task-{uuid.uuid4()}", f"bench-floor-{uuid.uuid4()}"
 
+    # The worker runs only what its owner signed (ADR 0004): the bench signs like the CLI.
+    owner = OwnerKey.generate()
+
     async def one_task() -> tuple[float, WorkflowHistory]:
-        inp = task_input(root, repo, script)
+        unsigned = task_input(root, repo, script)
+        workflow_id = task_workflow_id(unsigned.spec.task_id)
+        inp = signed_start(owner, TASK_START, workflow_id, unsigned)
         handle = await client.start_workflow(
-            TaskWorkflow.run, inp, id=task_workflow_id(inp.spec.task_id), task_queue=task_queue
+            TaskWorkflow.run, inp, id=workflow_id, task_queue=task_queue
         )
         began = time.perf_counter()
         result: TaskResult = await handle.result()
@@ -158,7 +172,7 @@ async def measure(client: Client, root: Path, repo: Path, script: Path) -> Figur
         client, task_queue=floor_queue, workflows=[ActivityFloorWorkflow], activities=[noop]
     )
     try:
-        async with build_worker(client, task_queue, publisher), floor_worker:
+        async with build_worker(client, task_queue, publisher, owner=owner), floor_worker:
             _, first = await one_task()
             _, count = activity_times(first)
             for _ in range(WARMUP):
