@@ -38,8 +38,8 @@ async def follow_moves(
         ending = asyncio.Event()
         moved: dict[str, str] = {}
         helpers = [
-            asyncio.create_task(_relay(stop, ending)),
-            asyncio.create_task(_watch(config, repo, endpoints.addresses(), moved, ending)),
+            asyncio.create_task(relay(stop, ending)),
+            asyncio.create_task(watch_moves(config, repo, endpoints.addresses(), moved, ending)),
         ]
         try:
             await serve(endpoints, ending)
@@ -52,12 +52,13 @@ async def follow_moves(
         get_logger(role).warning("the stack's services moved: following them", **moved)
 
 
-async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
+async def relay(source: asyncio.Event, target: asyncio.Event) -> None:
+    """Set ``target`` once ``source`` is set."""
     await source.wait()
     target.set()
 
 
-async def _watch(
+async def watch_moves(
     config: SemspecConfig,
     repo: Path,
     used: dict[str, str],
@@ -65,7 +66,8 @@ async def _watch(
     ending: asyncio.Event,
 ) -> None:
     """Every ``MOVED_CHECK_S``, compare the recorded addresses with ``used``; on a change,
-    note it in ``moved`` and set ``ending``."""
+    note it in ``moved`` and set ``ending``. A run folder without records (``semspec down``) is
+    no move: the process keeps trying the old address."""
     while not ending.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ending.wait(), MOVED_CHECK_S)

@@ -17,7 +17,7 @@ from nats.aio.client import Client as NATSClient
 
 from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig
-from semspec.core.errors import SemspecError, ServiceError
+from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.core.nats_connect import connect_nats
 from semspec.core.owner_key import load_owner_key
@@ -27,9 +27,9 @@ from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.signal_bridge import TemporalSignalBridge
 from semspec.processors.workflow_liveness import TemporalLiveness
 from semspec.services.connect import Endpoints, nats_options, resolve_endpoints, temporal_client
+from semspec.services.follow import relay, watch_moves
 from semspec.services.presence import Presence, announce, default_identity, withdraw
 
-MOVED_CHECK_S = 2.0
 """How often a monitor on the stack's own services re-reads the run folder for their addresses."""
 JETSTREAM_WAIT_S = 60.0
 """How long a starting monitor waits for JetStream to answer: a cluster that just lost a node
@@ -106,7 +106,7 @@ async def _serve_at(
     presence: Presence | None = None
     ending = asyncio.Event()
     moved: dict[str, str] = {}
-    helpers = [asyncio.create_task(_relay(stop, ending))]
+    helpers = [asyncio.create_task(relay(stop, ending))]
     try:
         await _start(monitor, ending)
         if with_lag:
@@ -117,7 +117,7 @@ async def _serve_at(
             )
         # External addresses come from the config and never move; the stack's own may.
         used = endpoints.addresses()
-        helpers.append(asyncio.create_task(_watch_moves(config, repo, used, moved, ending)))
+        helpers.append(asyncio.create_task(watch_moves(config, repo, used, moved, ending)))
         presence = await asyncio.to_thread(
             announce, run_dir, "monitor", identity, "", endpoints.addresses()
         )
@@ -135,35 +135,6 @@ async def _serve_at(
         else:
             await nc.drain()
     return moved
-
-
-async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
-    await source.wait()
-    target.set()
-
-
-async def _watch_moves(
-    config: SemspecConfig,
-    repo: Path,
-    used: dict[str, str],
-    moved: dict[str, str],
-    ending: asyncio.Event,
-) -> None:
-    """Every ``MOVED_CHECK_S``, compare the addresses the run folder records with ``used``;
-    on a change, record it in ``moved`` and set ``ending``. A run folder without records
-    (``semspec down``) is no move: the monitor keeps trying the old address."""
-    while not ending.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ending.wait(), MOVED_CHECK_S)
-            return
-        try:
-            now = (await asyncio.to_thread(resolve_endpoints, config, repo)).addresses()
-        except SemspecError:
-            continue
-        changed = {k: f"{v} -> {now[k]}" for k, v in used.items() if now.get(k, v) != v}
-        if changed:
-            moved.update(changed)
-            ending.set()
 
 
 async def _watch_lag(
