@@ -448,7 +448,7 @@ async def test_the_knowledge_page_lists_the_sops_with_the_files_each_matches(
             """
             - main:
               - heading "Knowledge" [level=1]
-              - region "SOPs"
+              - region "SOPs and rules"
               - region "Conventions"
               - region "Decisions"
             """
