@@ -9,6 +9,9 @@ stays green and is approved in its first run.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+
+import mdurl
 
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, call
 from tests.fakes.llm_task import approve_reply, fake_model_entry
@@ -17,6 +20,10 @@ from tests.support.scenario_tasks import entries, new_id, submit
 from tests.support.stack import Stack
 
 PROMPT, COMPLETION = 8_000, 50
+
+
+_FORMAT_SOURCE = (Path(mdurl.__file__).parent / "_format.py").read_text(encoding="utf-8")
+"""The task file as the project copy holds it."""
 
 
 def big(reply_call: str, arguments: dict[str, object]) -> FakeReply:
@@ -28,8 +35,10 @@ def test_a_turn_of_four_large_calls_is_counted_as_its_largest_call(stack: Stack)
     developer = [
         big("list_dir", {"path": ".", "depth": 1}),
         big("list_dir", {"path": ".", "depth": 2}),
-        big("list_dir", {"path": ".", "depth": 3}),
-        big("submit", {"summary": "nothing to change"}),
+        # A turn that changes nothing is no submission (it would escalate no_change): the
+        # third call adds a comment to the task's file.
+        big("write_file", {"path": FORMAT_PY, "content": _FORMAT_SOURCE + "# checked\n"}),
+        big("submit", {"summary": "noted the check"}),
     ]
     with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
         role = {"provider": "openai", "model": "fake-model", "base_url": llm.base_url}
