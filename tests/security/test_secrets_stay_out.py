@@ -1,11 +1,11 @@
 """Keys in the environment of ``semspec up`` stay out of the run folder, the Temporal history and
-every request an LLM receives, even when a gate prints its whole environment (and, unfenced, the
-worker's) and fails once, so that output goes on to the next developer prompt.
+every request an LLM receives, even when a gate prints its whole environment (and its parent's)
+and fails once, so that output goes on to the next developer prompt.
 
 The keys are planted in the environment the CLI (and so the worker ``up`` starts) runs with.
 Two opt into the gates (``gates.env``): the gate really prints them, and only masking keeps them
-out. The others must not reach a gate at all, except through ``/proc`` of the worker when the
-gate runs unfenced, where masking again is what keeps them out.
+out. The others must not reach a gate at all: its parent is semspec's launcher, fenced or not,
+which holds only the gate's allowlisted environment.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def planted_keys() -> dict[str, str]:
 def env_gate() -> dict[str, object]:
     """A gate printing its environment and its parent's, then checking ``sub``.
 
-    Unfenced, the parent is the worker, which holds every planted key; fenced it is
-    bubblewrap's first process, with only the gate's allowlisted environment.
+    The parent is semspec's launcher (``core/fence_launch.py``), fenced or not, with only the
+    gate's allowlisted environment.
     """
     check = f'{sys.executable} -c "{GATE_CODE}"'
     command = f"env; tr '\\0' '\\n' < /proc/$PPID/environ; {check}"
@@ -157,10 +157,9 @@ def test_planted_keys_reach_no_file_no_history_and_no_llm_request(
     assert "AWS_SECRET_ACCESS_KEY=***" in first_gate_log
     assert "GITHUB_TOKEN=***" in second_prompt
     assert "should be 2" in second_prompt
-    if sandbox == "none":  # the worker's own environment was printed too
-        assert "OPENAI_API_KEY=***" in first_gate_log
-    else:
-        assert "OPENAI_API_KEY" not in first_gate_log
+    # The gate's parent is semspec's launcher (fenced or not), which holds only the gate's
+    # allowlisted environment: the worker's own keys are not even reachable through /proc.
+    assert "OPENAI_API_KEY" not in first_gate_log
     # Nothing anywhere holds a planted value.
     assert files_holding(run_dir, keys) == {}
     assert "temporal.db" in {p.name for p in run_dir.iterdir()}
