@@ -120,7 +120,13 @@ def test_a_task_goes_on_while_nats_is_down_and_its_events_outlive_a_killed_worke
     stack.wait_status(task_id, lambda s: s["events_pending"] == 0, timeout_s=90)
     assert _commits_on_branch(stack, task_id) == 1
     kinds = [e.kind for e in asyncio.run(task_events(stack.nats_url(), task_id))]
-    assert kinds == ["iteration", "step", "files", "gate", "context", "step", "review", "finished"]
+    # The workflow's own events keep their order; an agent's steps are published by its activity
+    # directly while the workflow's events go on a task queue of their own (docs/operations.md), so a step may
+    # land before the iteration event that announced its turn.
+    assert [k for k in kinds if k != "step"] == [
+        "iteration", "files", "gate", "context", "review", "finished"
+    ]
+    assert kinds.count("step") == 2
 
 
 def test_a_temporal_server_killed_mid_task_is_restarted_and_the_task_commits_once(
