@@ -36,9 +36,9 @@ from semspec.core.config.models import GraphConfig, SemspecConfig
 from semspec.core.run_folder import ServiceRecord
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore, Triple, memory_store
-from semspec.processors.sources.sop_document import SopDocument
-from semspec.processors.sources.sop_markdown import Chunk
-from semspec.processors.sources.sop_triples import sop_triples
+from semspec.knowledge.sources.sop_document import SopDocument
+from semspec.knowledge.sources.sop_markdown import Chunk
+from semspec.knowledge.sources.sop_triples import sop_triples
 from semspec.services.graph_server import GraphSpec
 from semspec.vocabulary import code as C
 from semspec.vocabulary.namespaces import RDF, sop_graph

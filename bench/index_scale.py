@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
 PACKAGES = {"small": ("rdflib",), "large": ("rdflib", "temporalio", "openai")}
-RECORD_FILE = "semspec/processors/code_index/index_record.py"
+RECORD_FILE = "semspec/knowledge/code_index/index_record.py"
 
 # Runs `semspec` from the given source root and prints the process's own peak memory (and its
 # children's) to stderr as the last line, after the command's own output.
@@ -53,7 +53,7 @@ import resource, sys
 sys.path.insert(0, sys.argv[1])
 import pyoxigraph, rdflib, tree_sitter
 from semspec.cli.app import main
-from semspec.processors.code_index import index_repository
+from semspec.knowledge.code_index import index_repository
 from semspec.graph.store import embedded_store
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

@@ -32,7 +32,7 @@ import structlog
 import tiktoken
 
 from semspec.graph.store import embedded_store
-from semspec.processors.code_index import (
+from semspec.knowledge.code_index import (
     FileFacts,
     SourceSyntaxError,
     extract_facts,
@@ -41,8 +41,8 @@ from semspec.processors.code_index import (
     pack_evidence,
     pack_facts,
 )
-from semspec.processors.code_index.graph_read import read_facts, stored_hashes
-from semspec.processors.code_index.walk import walk_repository
+from semspec.knowledge.code_index.graph_read import read_facts, stored_hashes
+from semspec.knowledge.code_index.walk import walk_repository
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_PACKAGES = ("semspec", "workflow", "agents", "model", "processors", "vocabulary")

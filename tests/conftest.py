@@ -23,9 +23,24 @@ from semspec.graph.store import GraphStore
 from semspec.processors.risk_monitor.streams import LEASE_BUCKET, STATE_BUCKET, ensure_streams
 from semspec.services.specs import binary
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
+from tests.support.markers import Reach
 from tests.support.nats_cluster import NatsCluster
 from tests.support.repos import make_repo
 from tests.support.servers import SLEEP_ARGV, NatsServer
+
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test ``stack`` or ``browser`` by what it and its fixtures reach
+    (``tests/support/markers.py``), so the inner loop leaves them out without anyone marking."""
+    reach = Reach(Path(__file__).parent.resolve())
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+        for mark in sorted(reach.of_all([item.function, *fixtures])):
+            item.add_marker(mark)
+
 
 SAMPLE_FILES = {
     "README.md": "# sample\n",

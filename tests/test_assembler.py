@@ -12,9 +12,9 @@ from semspec.core.config.models import GraphConfig
 from semspec.core.errors import ContextBudgetError
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index import file_summary, index_repository
-from semspec.processors.sources.catalog import show_sop
-from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.knowledge.code_index import file_summary, index_repository
+from semspec.knowledge.sources.catalog import show_sop
+from semspec.knowledge.sources.sync import SOP_DIR, sync_sources
 from semspec.workflow.context.assembler import AssemblyRequest, assemble_review_context
 from semspec.workflow.context.assembler_sops import MatchedSop
 from semspec.workflow.context.sop_budget import SopSelection

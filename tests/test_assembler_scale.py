@@ -12,9 +12,9 @@ import pytest
 from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore, replace_graph_update
-from semspec.processors.sources.sop_document import SopDocument
-from semspec.processors.sources.sop_markdown import Chunk
-from semspec.processors.sources.sop_triples import sop_triples
+from semspec.knowledge.sources.sop_document import SopDocument
+from semspec.knowledge.sources.sop_markdown import Chunk
+from semspec.knowledge.sources.sop_triples import sop_triples
 from semspec.vocabulary.namespaces import sop_graph
 from semspec.workflow.context.assembler_sops import matching_sops
 

@@ -13,8 +13,8 @@ from rdflib.namespace import RDFS
 import semspec.vocabulary as vocabulary
 from semspec.core.config.models import IndexConfig
 from semspec.graph.store import GraphStore, memory_store
-from semspec.processors.code_index import FileFacts, extract_facts, index_repository
-from semspec.processors.code_index.graph_read import read_facts
+from semspec.knowledge.code_index import FileFacts, extract_facts, index_repository
+from semspec.knowledge.code_index.graph_read import read_facts
 from semspec.vocabulary import code
 from tests.support.code_samples import FIXTURES, SOURCES, sample_repo
 

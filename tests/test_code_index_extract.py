@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from semspec.processors.code_index import FileFacts, SourceSyntaxError, extract_facts
+from semspec.knowledge.code_index import FileFacts, SourceSyntaxError, extract_facts
 from tests.support.code_samples import FIXTURES
 
 

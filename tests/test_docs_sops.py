@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from semspec.processors.sources.sop_document import parse_sop
+from semspec.knowledge.sources.sop_document import parse_sop
 from semspec.vocabulary.applies_to import glob_matches
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "sops.md"

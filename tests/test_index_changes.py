@@ -10,8 +10,8 @@ import pytest
 
 from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
-from semspec.processors.code_index import index_repository
-from semspec.processors.code_index.graph_read import read_facts
+from semspec.knowledge.code_index import index_repository
+from semspec.knowledge.code_index.graph_read import read_facts
 from semspec.workflow.task.index_activity import ReindexInput, reindex_changes
 from tests.support.code_samples import FIXTURES, sample_repo
 

@@ -21,10 +21,10 @@ from semspec.core.config.models import GraphConfig, IndexConfig
 from semspec.graph.access import open_store
 from semspec.graph.sparql_terms import Bindings
 from semspec.graph.store import GraphStore, Row, Triple
-from semspec.processors.code_index import FileFacts, IndexReport, extract_facts, index_repository
-from semspec.processors.code_index.graph_read import read_facts
-from semspec.processors.code_index.index_record import MARKER_GRAPH, RACY_NS
-from semspec.processors.code_index.indexer import POOL_MIN_FILES
+from semspec.knowledge.code_index import FileFacts, IndexReport, extract_facts, index_repository
+from semspec.knowledge.code_index.graph_read import read_facts
+from semspec.knowledge.code_index.index_record import MARKER_GRAPH, RACY_NS
+from semspec.knowledge.code_index.indexer import POOL_MIN_FILES
 from semspec.vocabulary import code
 from tests.support.code_samples import FIXTURES, SOURCES, sample_repo
 

@@ -22,6 +22,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"semspec", "semspec.core"}),
     frozenset({"semspec.vocabulary"}),
     frozenset({"semspec.graph", "semspec.model"}),
+    frozenset({"semspec.knowledge"}),
     frozenset({"semspec.agents", "semspec.processors"}),
     frozenset({"semspec.workflow"}),
     frozenset({"semspec.services"}),

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from semspec.cli.app import app
 from semspec.core.errors import InputError, NotFoundError
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index import (
+from semspec.knowledge.code_index import (
     extract_facts,
     file_summaries,
     file_summary,
@@ -25,7 +25,7 @@ from semspec.processors.code_index import (
     pack_evidence,
     pack_facts,
 )
-from semspec.processors.code_index.pack import split_parameters
+from semspec.knowledge.code_index.pack import split_parameters
 from tests.support.code_samples import FIXTURES, SOURCES, sample_repo
 
 PATHS = [f"src/{n}" for n in SOURCES]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from semspec.processors.code_index import extract_facts, pack_evidence, pack_facts
-from semspec.processors.code_index.pack import folded_names
+from semspec.knowledge.code_index import extract_facts, pack_evidence, pack_facts
+from semspec.knowledge.code_index.pack import folded_names
 
 VISITOR = "from typing import Generic, TypeVar\n\nimport nodes\n\nT = TypeVar('T')\n\n\n" + (
     "class ExpressionVisitor(Generic[T]):\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from semspec.processors.code_index import extract_facts, pack_evidence, pack_facts
+from semspec.knowledge.code_index import extract_facts, pack_evidence, pack_facts
 
 
 def pack_of(path: str, source: str) -> str:

@@ -14,8 +14,8 @@ from semspec.cli.app import app
 from semspec.core.config import load_config
 from semspec.core.config.models import GraphConfig, RoleModel
 from semspec.graph.access import open_store
-from semspec.processors.code_index import index_repository
-from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.knowledge.code_index import index_repository
+from semspec.knowledge.sources.sync import SOP_DIR, sync_sources
 from semspec.workflow.context.windows import DEFAULT_WINDOW, role_window
 from semspec.workflow.task.messages import RoleSpec, TaskSpec
 from semspec.workflow.task.review_context import review_context, reviewer_window

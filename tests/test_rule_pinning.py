@@ -10,7 +10,7 @@ from semspec.agents.protocol import Finding, ReviewVerdict
 from semspec.core.config import load_config
 from semspec.core.config.models import GraphConfig
 from semspec.graph.access import open_store
-from semspec.processors.sources.sync import sync_sources
+from semspec.knowledge.sources.sync import sync_sources
 from semspec.workflow.task.messages import ReviewContextUse, RoleSpec, RuleUse, TaskSpec
 from semspec.workflow.task.review_context import assemble_for_review, review_context_used
 from semspec.workflow.task.rule_pinning import check_citations, rule_change_notes

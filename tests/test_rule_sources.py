@@ -12,13 +12,13 @@ import pygit2
 import pytest
 
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.catalog import list_sops, show_sop
-from semspec.processors.sources.claude_imports import import_tokens
-from semspec.processors.sources.rule_front_matter import (
+from semspec.knowledge.sources.catalog import list_sops, show_sop
+from semspec.knowledge.sources.claude_imports import import_tokens
+from semspec.knowledge.sources.rule_front_matter import (
     glob_list,
     split_rule_front_matter,
 )
-from semspec.processors.sources.sync import sync_sources
+from semspec.knowledge.sources.sync import sync_sources
 from semspec.workflow.context.assembler_sops import matching_sops
 from tests.support.repos import make_repo
 
@@ -104,7 +104,7 @@ def test_only_the_configured_kinds_are_read_and_a_dropped_kind_is_removed(
 
 def test_the_config_names_every_kind_the_table_has() -> None:
     from semspec.core.config.models import RULE_FILE_KINDS
-    from semspec.processors.sources.rule_kinds import RULE_KINDS
+    from semspec.knowledge.sources.rule_kinds import RULE_KINDS
 
     assert set(RULE_FILE_KINDS) == set(RULE_KINDS)
 
@@ -173,7 +173,7 @@ def test_a_real_agents_md_of_a_third_party_repository_is_read_and_cut_by_the_bud
 def test_front_matter_of_real_shapes_is_read_without_yaml(
     front: str, globs: list[str], description: str | None
 ) -> None:
-    from semspec.processors.sources.rule_front_matter import text_value
+    from semspec.knowledge.sources.rule_front_matter import text_value
 
     meta, body = split_rule_front_matter(f"---\n{front}\n---\n# Body\n")
     assert glob_list(meta, "globs") == globs

@@ -9,8 +9,8 @@ from rdflib import URIRef
 
 from semspec.core.errors import NotFoundError
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.catalog import list_sops, show_sop
-from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.knowledge.sources.catalog import list_sops, show_sop
+from semspec.knowledge.sources.sync import SOP_DIR, sync_sources
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.namespaces import sop_graph
 

@@ -15,8 +15,8 @@ from semspec.core.errors import InputError
 from semspec.graph.access import open_store
 from semspec.graph.sparql_terms import bind, term_text
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.catalog import list_sops, show_sop
-from semspec.processors.sources.sync import SOP_DIR, sync_sources
+from semspec.knowledge.sources.catalog import list_sops, show_sop
+from semspec.knowledge.sources.sync import SOP_DIR, sync_sources
 from semspec.workflow.context.assembler_sops import matching_sops
 from semspec.workflow.knowledge import decisions_for, record_decision
 from semspec.workflow.performance_graph import GraphPerformanceHistory

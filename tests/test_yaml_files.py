@@ -13,8 +13,8 @@ from semspec.client.task_spec import draft_from_yaml
 from semspec.core.config.loader import load_config
 from semspec.core.errors import ConfigError
 from semspec.core.yaml_files import deep_merge, parse_yaml
+from semspec.knowledge.sources.sop_document import SopProblem, split_front_matter
 from semspec.model.registry import load_registry
-from semspec.processors.sources.sop_document import SopProblem, split_front_matter
 
 BROKEN = "title: add sub\ncriteria:\n  - [sub works\n"
 """Line 3 opens a list it never closes: the parser notices at the end (line 4, column 1)."""

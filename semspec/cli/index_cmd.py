@@ -30,7 +30,7 @@ from semspec.core.path_refusal import os_refusal
 
 if TYPE_CHECKING:
     from semspec.graph.store import GraphStore
-    from semspec.processors.code_index.indexer import IndexReport
+    from semspec.knowledge.code_index.indexer import IndexReport
 
 app = typer.Typer(
     help="Index the repository's code into the meaning graph; pack or summarize files.",
@@ -64,8 +64,8 @@ def index(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from semspec.processors.code_index import index_repository
-    from semspec.processors.code_index.index_record import record_path
+    from semspec.knowledge.code_index import index_repository
+    from semspec.knowledge.code_index.index_record import record_path
 
     cli = cli_context(ctx)
     record = record_path(cli.config, cli.repo)
@@ -179,8 +179,8 @@ def pack(
     as_json: bool = typer.Option(False, "--json", help="Print JSON with the pack and counts."),
 ) -> None:
     """Print the meaning pack of the given files: a dictionary, then claims with line spans."""
-    from semspec.processors.code_index import pack_facts
-    from semspec.processors.code_index.graph_read import read_facts
+    from semspec.knowledge.code_index import pack_facts
+    from semspec.knowledge.code_index.graph_read import read_facts
 
     cli = cli_context(ctx)
     wanted = _wanted(cli, files)
@@ -209,7 +209,7 @@ def summary(
     as_json: bool = typer.Option(False, "--json", help="Print JSON keyed by path."),
 ) -> None:
     """Print the short summary (symbols, imports, boundaries with lines) of the given files."""
-    from semspec.processors.code_index import file_summaries
+    from semspec.knowledge.code_index import file_summaries
 
     cli = cli_context(ctx)
     wanted = _wanted(cli, files)

@@ -26,7 +26,7 @@ def _pack_builder(config: SemspecConfig, repo: Path) -> PackBuilder:
 
     def build(paths: Sequence[str]) -> str:
         from semspec.graph.access import open_graph
-        from semspec.processors.code_index import meaning_pack
+        from semspec.knowledge.code_index import meaning_pack
 
         try:
             store = open_graph(config, repo)

@@ -22,7 +22,7 @@ def sync(
 ) -> None:
     """Bring the graph in line with the SOP and rule files; broken files are named and exit 2."""
     from semspec.graph.access import open_graph
-    from semspec.processors.sources.sync import sync_sources
+    from semspec.knowledge.sources.sync import sync_sources
 
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
@@ -62,7 +62,7 @@ def list_command(
 ) -> None:
     """List the SOPs and rules in the graph, with where each comes from."""
     from semspec.graph.access import open_graph
-    from semspec.processors.sources.catalog import list_sops
+    from semspec.knowledge.sources.catalog import list_sops
 
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)
@@ -89,7 +89,7 @@ def show(
 ) -> None:
     """Show one SOP: metadata, summary, requirements and chunks."""
     from semspec.graph.access import open_graph
-    from semspec.processors.sources.catalog import show_sop
+    from semspec.knowledge.sources.catalog import show_sop
 
     cli = cli_context(ctx)
     store = open_graph(cli.config, cli.repo)

@@ -3,7 +3,6 @@ console's inbox share, so an answer from either is checked and signed the same w
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,25 +50,13 @@ async def open_escalations(client: Client) -> list[OpenEscalation]:
 def answer(
     action: str, guidance: str | None, extra_retries: int = 0, extra_usd: float = 0.0
 ) -> Resolution:
-    """The answer a human gave, checked: ``action`` is retry, approve, abort or extend-budget
-    (``-`` or ``_``), a retry carries guidance, and dollars go only with extend-budget."""
-    from semspec.workflow.task.messages import RESOLUTION_ACTIONS, Resolution
+    """The answer a human gave, checked by the one check the workflow also runs
+    (``vocabulary.resolution_actions.answer_problem``); ``action`` may be spelled with ``-``."""
+    from semspec.vocabulary.resolution_actions import action_named, answer_problem
+    from semspec.workflow.task.messages import Resolution
 
-    normalized = action.replace("-", "_")
-    if normalized not in RESOLUTION_ACTIONS:
-        raise InputError(
-            f"--action {action!r} is not one of retry, approve, abort, extend-budget",
-            hint="e.g. --action retry --guidance 'handle the empty list'",
-        )
-    if normalized == "retry" and not (guidance or "").strip():
-        raise InputError("action retry needs guidance for the developer (--guidance TEXT)")
-    if extra_retries < 0:
-        raise InputError("--extra-retries must be 0 or more", hint="e.g. --extra-retries 2")
-    if not math.isfinite(extra_usd) or extra_usd < 0:
-        raise InputError("--extra-usd must be a number of US dollars", hint="e.g. --extra-usd 5")
-    if extra_usd and normalized != "extend_budget":
-        raise InputError(
-            "--extra-usd goes with --action extend-budget",
-            hint="e.g. --action extend-budget --extra-usd 5",
-        )
-    return Resolution(normalized, guidance, extra_retries, extra_usd=extra_usd)
+    if problem := answer_problem(action, guidance, extra_retries, extra_usd):
+        raise InputError(problem.message, hint=problem.hint)
+    spec = action_named(action)
+    assert spec is not None  # the check refuses an unknown action
+    return Resolution(spec.name, guidance, extra_retries, extra_usd=extra_usd)

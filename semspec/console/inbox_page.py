@@ -10,7 +10,7 @@ question already answered says so instead of answering the next one.
 Hooks for tests and scripts (stable): one ``<article data-escalation-id="ID"
 data-task-id="TASK">`` per escalation (``id="esc-ID"``), its question in ``.question``, failed
 gates in ``<pre class="gate-output">``; the answer form's buttons are ``<button name="action"
-value="retry|approve|abort|extend_budget">``, its fields ``guidance``, ``extra_retries`` and
+value="retry|approve|abort|extend_budget">`` (one per ``resolution_actions.ACTIONS`` row), its fields ``guidance``, ``extra_retries`` and
 ``extra_usd``; the note after an answer is ``#note`` (``data-ok="true|false"``).
 """
 
@@ -36,6 +36,7 @@ from semspec.console.state import ConsoleState
 from semspec.console.task_timeline import latest_gates
 from semspec.core.errors import InputError, SemspecError
 from semspec.core.owner_key import load_owner_key
+from semspec.vocabulary.resolution_actions import ACTIONS
 
 MAX_NOTES = 64
 """Notes kept for redirects not yet followed; the oldest goes first."""
@@ -70,7 +71,14 @@ async def inbox(request: Request) -> Response:
         found, problem = [], f"Temporal answered: {exc.message}"
     # Each with its failed gates, and where their full logs are served.
     rows = [(e, [g for g in latest_gates(e.status) if not g.result.passed]) for e in found]
-    context = {"active": "inbox", "rows": rows, "note": note, "problem": problem, "tail": gate_tail}
+    context = {
+        "active": "inbox",
+        "rows": rows,
+        "note": note,
+        "problem": problem,
+        "tail": gate_tail,
+        "answer_actions": ACTIONS,  # one button per action the workflow takes
+    }
     return state.render(request, "inbox.html", context, status=503 if problem else 200)
 
 

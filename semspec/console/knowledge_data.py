@@ -15,7 +15,7 @@ from pathlib import Path
 
 from semspec.console.knowledge_files import TrackedFiles, tracked_files
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.catalog import SopEntry, list_sops
+from semspec.knowledge.sources.catalog import SopEntry, list_sops
 from semspec.vocabulary import semspec_terms as st
 from semspec.workflow.knowledge import Convention, Decision, all_conventions
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from semspec.core.config import load_config
 from semspec.core.errors import SemspecError
 from semspec.graph.access import open_graph
-from semspec.processors.sources.catalog import SopDetail, list_sops, show_sop
-from semspec.processors.sources.sync import SyncReport, sync_sources
+from semspec.knowledge.sources.catalog import SopDetail, list_sops, show_sop
+from semspec.knowledge.sources.sync import SyncReport, sync_sources
 from semspec.workflow.task.context_activities import developer_context
 from semspec.workflow.task.messages import TaskSpec
 from semspec.workflow.task.review_context import review_context

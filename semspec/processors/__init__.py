@@ -1,1 +1,1 @@
-"""Long-running NATS processors: the risk monitor, the signal bridge, source ingestion."""
+"""Long-running NATS processors: the risk monitor and its Temporal adapters."""

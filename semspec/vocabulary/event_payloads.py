@@ -5,9 +5,9 @@ again on receipt (``semspec.vocabulary.events``). Every model forbids keys it do
 checks types strictly (``"4"`` is not a number), so the contract cannot drift silently: a new
 field is added here first. ``docs/events.md`` is generated from these models.
 
-``ResolutionAction``, ``EscalationSource`` and ``Pressure`` are spelled again in the packages
-above this floor that produce them (``workflow.task.messages``, ``workflow.context.monitor``);
-a test keeps the copies equal.
+``EscalationSource`` and ``Pressure`` are spelled again in the packages above this floor that
+produce them (``workflow.task.messages``, ``workflow.context.monitor``); a test keeps the copies
+equal. ``ResolutionAction`` has one home, ``vocabulary.resolution_actions``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, NonNegativeInt, Tag
 
+from semspec.vocabulary.resolution_actions import ResolutionAction as ResolutionAction
 from semspec.vocabulary.review import Verdict
 
-ResolutionAction = Literal["retry", "approve", "abort", "extend_budget"]
 Pressure = Literal["green", "yellow", "orange", "red", "critical"]
 EscalationSource = Literal["loop", "halt", "pause"]
 """Who stopped the task: its own bound (``loop``) or a risk signal (``halt``, ``pause``)."""

@@ -49,7 +49,7 @@ INGEST_FORMAT: Final = SEMSPEC["source.doc.ingest_format"]
 """Version of the ingestion that wrote the SOP; an older one is re-ingested by the next sync."""
 ORIGIN_KIND: Final = SEMSPEC["source.doc.origin_kind"]
 """Where the rule comes from: ``sop`` (the SOP folder) or a rule-file kind such as
-``agents_md``, ``claude_md``, ``cursor_rules``, ``copilot`` (``processors.sources.rule_kinds``)."""
+``agents_md``, ``claude_md``, ``cursor_rules``, ``copilot`` (``knowledge.sources.rule_kinds``)."""
 IMPORTED: Final = SEMSPEC["source.doc.imported"]
 """One repo-relative path per triple: a file a ``CLAUDE.md`` imported into the rule."""
 SCOPE_FOLDER: Final = SEMSPEC["source.doc.scope_folder"]

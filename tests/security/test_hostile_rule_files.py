@@ -20,15 +20,15 @@ import pygit2
 import pytest
 
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.catalog import list_sops, show_sop
-from semspec.processors.sources.claude_imports import MAX_IMPORT_DEPTH
-from semspec.processors.sources.rule_front_matter import (
+from semspec.knowledge.sources.catalog import list_sops, show_sop
+from semspec.knowledge.sources.claude_imports import MAX_IMPORT_DEPTH
+from semspec.knowledge.sources.rule_front_matter import (
     MAX_FRONT_MATTER_LINES,
     glob_list,
     split_rule_front_matter,
 )
-from semspec.processors.sources.rule_reader import RuleProblem
-from semspec.processors.sources.sync import sync_sources
+from semspec.knowledge.sources.rule_reader import RuleProblem
+from semspec.knowledge.sources.sync import sync_sources
 from tests.support.repos import make_repo
 from tests.support.stack import cli_env
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from semspec.core.errors import ContextBudgetError
 from semspec.graph.store import GraphStore
+from semspec.knowledge.code_index.summary import file_summaries
 from semspec.model.tokens import TokenCounter, count_tokens
-from semspec.processors.code_index.summary import file_summaries
 from semspec.workflow import knowledge
 from semspec.workflow.context.assembler_model import (
     AssembledContext,

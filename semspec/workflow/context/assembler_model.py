@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from semspec.processors.sources.sop_document import SopDocument
+from semspec.knowledge.sources.sop_document import SopDocument
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class AssemblyRequest:
     safety_margin: float = 0.15
     file_summaries: dict[str, str] | None = None
     pinned_rules: tuple[SopDocument, ...] | None = None
-    """The rule files of the task's base commit (``processors.sources.pinned``); None takes
+    """The rule files of the task's base commit (``knowledge.sources.pinned``); None takes
     rule files from the graph (``review context --file`` without a task)."""
     rules_commit: str | None = None
     """The commit ``pinned_rules`` were read from, named in the notes."""

@@ -11,7 +11,7 @@ from functools import cached_property
 from rdflib import Literal, URIRef
 
 from semspec.graph.store import GraphStore, Row
-from semspec.processors.sources.sop_document import SopDocument
+from semspec.knowledge.sources.sop_document import SopDocument
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.applies_to import any_matches, lookup_keys
 from semspec.vocabulary.namespaces import SOP_GRAPH_PREFIX

@@ -10,10 +10,10 @@ verify against the task's owner key for the pending question's id and nonce.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from semspec.core.owner_key import verify
+from semspec.vocabulary.resolution_actions import answer_problem
 from semspec.workflow.task.messages import (
     RESOLVE,
     Escalation,
@@ -90,12 +90,9 @@ class Escalations:
                 f"{how} answer to {pending.escalation_id} refused: only the stack's owner may "
                 "answer (`semspec escalations resolve` signs with the owner key)"
             )
-        if resolution.action == "retry" and not (resolution.guidance or "").strip():
-            raise ValueError("action retry needs guidance for the developer (--guidance TEXT)")
-        if resolution.extra_retries < 0:
-            raise ValueError("extra_retries must be >= 0")
-        if not 0 <= resolution.extra_usd < math.inf:
-            raise ValueError("extra_usd must be a finite number of dollars >= 0")
+        r = resolution
+        if problem := answer_problem(r.action, r.guidance, r.extra_retries, r.extra_usd):
+            raise ValueError(problem.message)
 
     def answer(self, resolution: Resolution) -> ResolutionAck:
         """Take a checked answer to the pending question."""

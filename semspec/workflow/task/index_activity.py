@@ -14,8 +14,8 @@ from pathlib import Path
 import pygit2
 from temporalio import activity
 
-from semspec.processors.code_index.index_changes import Change, index_changes
-from semspec.processors.code_index.index_record import record_path
+from semspec.knowledge.code_index.index_changes import Change, index_changes
+from semspec.knowledge.code_index.index_record import record_path
 from semspec.workflow.activity_errors import activity_errors
 from semspec.workflow.task.context_activities import graph_of, repo_config
 

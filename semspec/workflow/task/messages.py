@@ -8,18 +8,17 @@ query names and the workflow ids are in ``semspec.vocabulary.workflow_names``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar, Literal, Protocol, TypeVar, get_args
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from semspec.agents.protocol import Finding, TurnUsage
 from semspec.core.owner_key import OwnerKey, digest
 from semspec.vocabulary.events import RiskSignalInput
+from semspec.vocabulary.resolution_actions import ResolutionAction as ResolutionAction
 from semspec.vocabulary.review import Verdict
 from semspec.workflow.context.monitor import ContextSnapshot
 from semspec.workflow.gates.types import GateResult, GateSpec
 from semspec.workflow.task.usage import UsageTotals
 
-ResolutionAction = Literal["retry", "approve", "abort", "extend_budget"]
-RESOLUTION_ACTIONS: tuple[ResolutionAction, ...] = get_args(ResolutionAction)
 Phase = Literal[
     "starting",
     "budget",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from semspec.core.config.models import SemspecConfig
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.pinned import rules_on_commit
+from semspec.knowledge.sources.pinned import rules_on_commit
 from semspec.workflow.context.assembler import assemble_review_context
 from semspec.workflow.context.assembler_model import AssembledContext, AssemblyRequest
 from semspec.workflow.context.windows import role_window_in

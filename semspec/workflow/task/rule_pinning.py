@@ -2,7 +2,7 @@
 a change edits a rule file, and findings checked against the rules the reviewer was given.
 
 The reviewer's context reads rule files from the task's base commit
-(``processors.sources.pinned``), so a change cannot weaken the rules it is judged by; these
+(``knowledge.sources.pinned``), so a change cannot weaken the rules it is judged by; these
 notes tell the reviewer such an edit is there and that it is judged as code, and a rule file
 that is not among the task's files is also scope creep (``scope.out_of_scope`` never lets
 ``scope.allow`` cover one). A finding citing a rule the reviewer was not given (cut for the
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from semspec.agents.protocol import ReviewVerdict
-from semspec.processors.sources.rule_kinds import kind_of
+from semspec.knowledge.sources.rule_kinds import kind_of
 from semspec.workflow.task.messages import ReviewContextUse
 from semspec.workflow.task.review_context import MAX_LISTED_ITEMS
 

@@ -10,7 +10,7 @@ from rdflib.namespace import RDF
 from rdflib.term import Node
 
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index.facts import (
+from semspec.knowledge.code_index.facts import (
     Boundary,
     Call,
     FileFacts,

@@ -12,9 +12,9 @@ import time
 from typing import Protocol, runtime_checkable
 
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index.graph_write import facts_to_triples
-from semspec.processors.code_index.index_parse import Parsed
-from semspec.processors.code_index.index_record import IndexRecord, Row, recordable
+from semspec.knowledge.code_index.graph_write import facts_to_triples
+from semspec.knowledge.code_index.index_parse import Parsed
+from semspec.knowledge.code_index.index_record import IndexRecord, Row, recordable
 from semspec.vocabulary.code import code_graph
 
 BATCH_FILES = 32

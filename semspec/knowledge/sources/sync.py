@@ -16,11 +16,11 @@ from rdflib import Literal
 from rdflib.term import Node
 
 from semspec.graph.store import GraphStore
-from semspec.processors.sources.rule_document import read_rule
-from semspec.processors.sources.rule_kinds import RULE_KINDS, rule_files
-from semspec.processors.sources.rule_reader import RuleProblem, WorkingTreeReader
-from semspec.processors.sources.sop_document import SopDocument, SopProblem, parse_sop
-from semspec.processors.sources.sop_triples import INGEST_FORMAT, sop_triples
+from semspec.knowledge.sources.rule_document import read_rule
+from semspec.knowledge.sources.rule_kinds import RULE_KINDS, rule_files
+from semspec.knowledge.sources.rule_reader import RuleProblem, WorkingTreeReader
+from semspec.knowledge.sources.sop_document import SopDocument, SopProblem, parse_sop
+from semspec.knowledge.sources.sop_triples import INGEST_FORMAT, sop_triples
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.namespaces import SOP_GRAPH_PREFIX, sop_graph
 

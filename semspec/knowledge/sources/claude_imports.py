@@ -15,7 +15,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from semspec.processors.sources.rule_reader import MAX_RULE_BYTES, RuleProblem, RuleReader
+from semspec.knowledge.sources.rule_reader import MAX_RULE_BYTES, RuleProblem, RuleReader
 
 MAX_IMPORT_DEPTH = 5
 """Hops from the ``CLAUDE.md`` (Claude Code's own limit)."""

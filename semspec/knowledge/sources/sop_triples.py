@@ -5,7 +5,7 @@ from __future__ import annotations
 from rdflib import Literal
 
 from semspec.graph.store import Triple
-from semspec.processors.sources.sop_document import SopDocument
+from semspec.knowledge.sources.sop_document import SopDocument
 from semspec.vocabulary import source as sd
 from semspec.vocabulary.applies_to import literal_prefix
 from semspec.vocabulary.namespaces import RDF, chunk_iri, sop_iri

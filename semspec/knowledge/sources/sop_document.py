@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from semspec.core.errors import ConfigError
 from semspec.core.yaml_files import parse_yaml
+from semspec.knowledge.sources import sop_markdown
 from semspec.model.tokens import TokenCounter, count_tokens
-from semspec.processors.sources import sop_markdown
 from semspec.vocabulary.applies_to import glob_problem
 from semspec.vocabulary.review import SEVERITIES
 

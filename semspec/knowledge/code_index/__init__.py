@@ -2,7 +2,7 @@
 pointers, kept incrementally in one named graph per file, and read back as summaries and packs.
 """
 
-from semspec.processors.code_index.facts import (
+from semspec.knowledge.code_index.facts import (
     Boundary,
     Call,
     FileFacts,
@@ -10,11 +10,11 @@ from semspec.processors.code_index.facts import (
     SourceSyntaxError,
     Symbol,
 )
-from semspec.processors.code_index.indexer import Failure, IndexReport, index_repository
-from semspec.processors.code_index.languages import extract_facts, language_of
-from semspec.processors.code_index.pack import Pack, meaning_pack, pack_facts
-from semspec.processors.code_index.pack_read import pack_evidence
-from semspec.processors.code_index.summary import file_summaries, file_summary
+from semspec.knowledge.code_index.indexer import Failure, IndexReport, index_repository
+from semspec.knowledge.code_index.languages import extract_facts, language_of
+from semspec.knowledge.code_index.pack import Pack, meaning_pack, pack_facts
+from semspec.knowledge.code_index.pack_read import pack_evidence
+from semspec.knowledge.code_index.summary import file_summaries, file_summary
 
 __all__ = [
     "Boundary",

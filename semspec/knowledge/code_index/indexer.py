@@ -23,9 +23,9 @@ import structlog
 
 from semspec.core.config.models import IndexConfig
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index.facts import FileFacts
-from semspec.processors.code_index.graph_read import stored_hashes
-from semspec.processors.code_index.index_parse import (
+from semspec.knowledge.code_index.facts import FileFacts
+from semspec.knowledge.code_index.graph_read import stored_hashes
+from semspec.knowledge.code_index.index_parse import (
     Broken,
     NotRead,
     Parsed,
@@ -34,7 +34,7 @@ from semspec.processors.code_index.index_parse import (
     Unchanged,
     parse_all,
 )
-from semspec.processors.code_index.index_record import (
+from semspec.knowledge.code_index.index_record import (
     EXTRACTOR_VERSION,
     IndexRecord,
     Marker,
@@ -44,9 +44,9 @@ from semspec.processors.code_index.index_record import (
     stat_key,
     write_marker,
 )
-from semspec.processors.code_index.index_write import BatchWriter, takes_update_text
-from semspec.processors.code_index.languages import extract_facts
-from semspec.processors.code_index.walk import Skipped, walk_repository
+from semspec.knowledge.code_index.index_write import BatchWriter, takes_update_text
+from semspec.knowledge.code_index.languages import extract_facts
+from semspec.knowledge.code_index.walk import Skipped, walk_repository
 from semspec.vocabulary.code import CODE_GRAPH_PREFIX
 
 log = structlog.get_logger(__name__)

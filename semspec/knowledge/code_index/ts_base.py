@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Language, Node, Parser
 
-from semspec.processors.code_index.facts import (
+from semspec.knowledge.code_index.facts import (
     Boundary,
     BoundaryKind,
     Call,

@@ -44,9 +44,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from semspec.graph.store import GraphStore
+from semspec.knowledge.code_index.facts import FileFacts, Symbol
+from semspec.knowledge.code_index.graph_read import read_facts
 from semspec.model.tokens import count_tokens
-from semspec.processors.code_index.facts import FileFacts, Symbol
-from semspec.processors.code_index.graph_read import read_facts
 
 HASH_DIGITS = 8
 MAX_STRING = 24

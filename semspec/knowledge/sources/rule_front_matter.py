@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from semspec.processors.sources.rule_reader import RuleProblem
+from semspec.knowledge.sources.rule_reader import RuleProblem
 
 MAX_FRONT_MATTER_LINES = 100
 """Lines a front matter block may span, fences included; real ones have three to six."""

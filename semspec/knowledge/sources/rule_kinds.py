@@ -11,7 +11,7 @@ import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from semspec.processors.sources.rule_front_matter import FrontValue, flag_value, glob_list
+from semspec.knowledge.sources.rule_front_matter import FrontValue, flag_value, glob_list
 
 ALL_FILES = "**"
 """The glob of a rule for the whole repository."""

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semspec.graph.store import replace_graph_update
-from semspec.processors.code_index.facts import FileFacts, SourceSyntaxError
-from semspec.processors.code_index.graph_write import facts_to_triples
-from semspec.processors.code_index.languages import extract_facts, source_hash
-from semspec.processors.code_index.walk import NotIndexable, read_source
+from semspec.knowledge.code_index.facts import FileFacts, SourceSyntaxError
+from semspec.knowledge.code_index.graph_write import facts_to_triples
+from semspec.knowledge.code_index.languages import extract_facts, source_hash
+from semspec.knowledge.code_index.walk import NotIndexable, read_source
 from semspec.vocabulary.code import code_graph
 
 Extractor = Callable[[str, bytes], FileFacts]

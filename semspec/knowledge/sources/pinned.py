@@ -17,10 +17,10 @@ from pathlib import Path
 import pygit2
 
 from semspec.core.errors import GitError
-from semspec.processors.sources.rule_document import read_rule
-from semspec.processors.sources.rule_kinds import rule_files
-from semspec.processors.sources.rule_reader import CommitReader, RuleProblem
-from semspec.processors.sources.sop_document import SopDocument
+from semspec.knowledge.sources.rule_document import read_rule
+from semspec.knowledge.sources.rule_kinds import rule_files
+from semspec.knowledge.sources.rule_reader import CommitReader, RuleProblem
+from semspec.knowledge.sources.sop_document import SopDocument
 
 
 @dataclass(frozen=True)

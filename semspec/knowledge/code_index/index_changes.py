@@ -13,22 +13,22 @@ from pathlib import Path, PurePosixPath
 
 from semspec.core.config.models import IndexConfig
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index.index_parse import (
+from semspec.knowledge.code_index.index_parse import (
     Broken,
     Parsed,
     ParseJob,
     ParseSettings,
     parse_file,
 )
-from semspec.processors.code_index.index_record import (
+from semspec.knowledge.code_index.index_record import (
     IndexRecord,
     read_marker,
     settings_fingerprint,
 )
-from semspec.processors.code_index.index_write import BatchWriter, takes_update_text
-from semspec.processors.code_index.indexer import Failure, IndexReport
-from semspec.processors.code_index.languages import language_of
-from semspec.processors.code_index.walk import Skipped, content_refusal
+from semspec.knowledge.code_index.index_write import BatchWriter, takes_update_text
+from semspec.knowledge.code_index.indexer import Failure, IndexReport
+from semspec.knowledge.code_index.languages import language_of
+from semspec.knowledge.code_index.walk import Skipped, content_refusal
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from semspec.processors.code_index.facts import Boundary
+from semspec.knowledge.code_index.facts import Boundary
 
 CLI_DECORATORS = frozenset({"command", "group", "callback"})
 ROUTE_DECORATORS = frozenset(

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semspec.processors.code_index.languages import language_of
+from semspec.knowledge.code_index.languages import language_of
 
 SNIFF_BYTES = 8192
 

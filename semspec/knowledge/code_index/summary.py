@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from semspec.core.errors import NotFoundError
 from semspec.graph.store import GraphStore
-from semspec.processors.code_index.facts import FileFacts, Import
-from semspec.processors.code_index.graph_read import read_facts
+from semspec.knowledge.code_index.facts import FileFacts, Import
+from semspec.knowledge.code_index.graph_read import read_facts
 
 
 def _span(start: int, end: int) -> str:

@@ -7,16 +7,16 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import PurePosixPath
 
-from semspec.processors.code_index.facts import FileFacts, normalized
-from semspec.processors.code_index.go_extract import GoExtractor
-from semspec.processors.code_index.java_extract import JavaExtractor
-from semspec.processors.code_index.js_extract import (
+from semspec.knowledge.code_index.facts import FileFacts, normalized
+from semspec.knowledge.code_index.go_extract import GoExtractor
+from semspec.knowledge.code_index.java_extract import JavaExtractor
+from semspec.knowledge.code_index.js_extract import (
     javascript_extractor,
     tsx_extractor,
     typescript_extractor,
 )
-from semspec.processors.code_index.python_extract import extract_python
-from semspec.processors.code_index.rust_extract import RustExtractor
+from semspec.knowledge.code_index.python_extract import extract_python
+from semspec.knowledge.code_index.rust_extract import RustExtractor
 
 Extract = Callable[[str, bytes, str], FileFacts]
 

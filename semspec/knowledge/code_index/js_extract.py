@@ -6,8 +6,8 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Language, Node
 
-from semspec.processors.code_index.facts import Boundary, Import, Symbol
-from semspec.processors.code_index.ts_base import (
+from semspec.knowledge.code_index.facts import Boundary, Import, Symbol
+from semspec.knowledge.code_index.ts_base import (
     CONFIG_SUFFIXES,
     HTTP_METHODS,
     TreeSitterExtractor,

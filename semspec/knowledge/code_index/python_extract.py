@@ -6,7 +6,7 @@ import ast
 import copy
 from collections.abc import Iterator
 
-from semspec.processors.code_index.facts import (
+from semspec.knowledge.code_index.facts import (
     Call,
     FileFacts,
     Import,
@@ -16,7 +16,7 @@ from semspec.processors.code_index.facts import (
     count_lines,
     resolve_calls,
 )
-from semspec.processors.code_index.python_boundaries import python_boundaries
+from semspec.knowledge.code_index.python_boundaries import python_boundaries
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_DEFAULT = 24

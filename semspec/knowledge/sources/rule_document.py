@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 
+from semspec.knowledge.sources import sop_markdown
+from semspec.knowledge.sources.claude_imports import expand_imports
+from semspec.knowledge.sources.rule_front_matter import split_rule_front_matter, text_value
+from semspec.knowledge.sources.rule_kinds import RuleKind, default_severity, folder_of
+from semspec.knowledge.sources.rule_reader import RuleProblem, RuleReader
+from semspec.knowledge.sources.sop_document import MAX_CHUNK_TOKENS, SopDocument
 from semspec.model.tokens import TokenCounter, count_tokens
-from semspec.processors.sources import sop_markdown
-from semspec.processors.sources.claude_imports import expand_imports
-from semspec.processors.sources.rule_front_matter import split_rule_front_matter, text_value
-from semspec.processors.sources.rule_kinds import RuleKind, default_severity, folder_of
-from semspec.processors.sources.rule_reader import RuleProblem, RuleReader
-from semspec.processors.sources.sop_document import MAX_CHUNK_TOKENS, SopDocument
 from semspec.vocabulary.applies_to import glob_problem
 from semspec.vocabulary.review import SEVERITIES
 

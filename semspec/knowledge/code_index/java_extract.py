@@ -5,8 +5,8 @@ from __future__ import annotations
 import tree_sitter_java
 from tree_sitter import Language, Node
 
-from semspec.processors.code_index.facts import Boundary, Import, Symbol
-from semspec.processors.code_index.ts_base import (
+from semspec.knowledge.code_index.facts import Boundary, Import, Symbol
+from semspec.knowledge.code_index.ts_base import (
     CONFIG_SUFFIXES,
     TreeSitterExtractor,
     end_line,

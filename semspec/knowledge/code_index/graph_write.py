@@ -6,7 +6,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import RDF
 
 from semspec.graph.store import Triple
-from semspec.processors.code_index.facts import FileFacts, Symbol
+from semspec.knowledge.code_index.facts import FileFacts, Symbol
 from semspec.vocabulary import code as C
 
 
