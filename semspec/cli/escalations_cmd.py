@@ -10,6 +10,7 @@ from semspec.cli.context import cli_context
 from semspec.cli.monitor_cmd import watch as monitor_watch
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
+from semspec.vocabulary.resolution_actions import ACTIONS
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from semspec.services.connect import Endpoints
 
 app = typer.Typer(help="See and answer escalations.", no_args_is_help=True)
+ACTION_NAMES = ", ".join(spec.cli_name for spec in ACTIONS)
+"""The ``--action`` choices, from the one table the workflow and the console read."""
 
 
 @app.command("list")
@@ -100,7 +103,7 @@ def show_cmd(
 def resolve_cmd(
     ctx: typer.Context,
     ident: str = typer.Argument(..., help="Escalation id (from `escalations list`) or task id."),
-    action: str = typer.Option(..., "--action", help="retry, approve, abort or extend-budget."),
+    action: str = typer.Option(..., "--action", help=f"One of {ACTION_NAMES}."),
     guidance: str | None = typer.Option(None, "--guidance", help="What the developer should do."),
     extra_retries: int = typer.Option(
         0,

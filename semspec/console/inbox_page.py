@@ -10,8 +10,9 @@ question already answered says so instead of answering the next one.
 Hooks for tests and scripts (stable): one ``<article data-escalation-id="ID"
 data-task-id="TASK">`` per escalation (``id="esc-ID"``), its question in ``.question``, failed
 gates in ``<pre class="gate-output">``; the answer form's buttons are ``<button name="action"
-value="retry|approve|abort|extend_budget">`` (one per ``resolution_actions.ACTIONS`` row), its fields ``guidance``, ``extra_retries`` and
-``extra_usd``; the note after an answer is ``#note`` (``data-ok="true|false"``).
+value="retry|approve|abort|extend_budget">``, one per row of ``resolution_actions.ACTIONS``, its
+fields ``guidance``, ``extra_retries`` and ``extra_usd``; the note after an answer is ``#note``
+(``data-ok="true|false"``).
 """
 
 from __future__ import annotations
