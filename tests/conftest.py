@@ -20,14 +20,13 @@ from temporalio.testing import WorkflowEnvironment
 from semspec.core.config.models import GraphConfig, RiskConfig
 from semspec.graph.access import open_store
 from semspec.graph.store import GraphStore
-from semspec.processors.risk_monitor.streams import LEASE_BUCKET, STATE_BUCKET, ensure_streams
 from semspec.services.specs import binary
+from semspec.vocabulary.streams import LEASE_BUCKET, STATE_BUCKET, ensure_streams
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
 from tests.support.markers import Reach
 from tests.support.nats_cluster import NatsCluster
 from tests.support.repos import make_repo
 from tests.support.servers import SLEEP_ARGV, NatsServer
-
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

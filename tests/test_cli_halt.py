@@ -12,7 +12,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.processors.risk_monitor.signal_bridge import TemporalSignalBridge
 from semspec.vocabulary.events import UserSignal
 from semspec.vocabulary.signal_evidence import ConflictEvidence
 from tests.support.slow_gate import SLEEP_S, gate_pid, is_running, slow_gate_command

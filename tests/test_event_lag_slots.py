@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from semspec.core.config.models import RiskConfig
-from semspec.processors.risk_monitor.streams import ensure_streams
+from semspec.vocabulary.streams import ensure_streams
 from semspec.vocabulary.workflow_names import QUERY_STATUS
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.task.messages import TaskStatus

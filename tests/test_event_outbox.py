@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
 
 from semspec.core.config.models import RiskConfig
-from semspec.processors.risk_monitor.streams import ensure_streams
+from semspec.vocabulary.streams import ensure_streams
 from semspec.vocabulary.workflow_names import QUERY_STATUS
 from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.messages import (
@@ -157,7 +157,7 @@ async def test_events_queued_on_a_worker_that_stopped_are_sent_by_the_next_one(
     assert [e.kind for e in events].count("step") == STEPS
 
 
-CTX = EventContext("t1", None, "task-t1", "r1", iteration=1, outbox=True)
+CTX = EventContext("t1", None, "task-t1", "r1", iteration=1)
 
 
 def _iteration(retries: object) -> PublishInput:

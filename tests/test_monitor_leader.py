@@ -32,7 +32,9 @@ from semspec.processors.risk_monitor.lease import Lease, active_holder, new_hold
 from semspec.processors.risk_monitor.rules import apply_event
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import (
+from semspec.services.supervisor import ServiceStatus
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.streams import (
     CONSUMER,
     LEASE_BUCKET,
     STATE_BUCKET,
@@ -40,8 +42,6 @@ from semspec.processors.risk_monitor.streams import (
     ensure_lease_bucket,
     ensure_streams,
 )
-from semspec.services.supervisor import ServiceStatus
-from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     MONITOR_STREAM,

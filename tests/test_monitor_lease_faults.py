@@ -40,9 +40,9 @@ from semspec.console.state import template_environment
 from semspec.core.config.models import RiskConfig
 from semspec.core.run_folder import ServiceRecord, save_records
 from semspec.processors.risk_monitor.lease import active_holder
-from semspec.processors.risk_monitor.streams import CONSUMER, LEASE_BUCKET, ensure_consumer
 from semspec.services.presence import read_presence, ready_file
 from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.streams import CONSUMER, LEASE_BUCKET, ensure_consumer
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_SUBJECTS, monitor_subject
 from tests.support.monitor_events import loop_event, one_monitor
 from tests.support.nats_cluster import NatsCluster

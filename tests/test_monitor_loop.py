@@ -26,8 +26,8 @@ from temporalio.service import RPCError
 from semspec.client.plan_client import escalated_tasks, plan_status, submit_plan
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.processor import RiskMonitor
-from semspec.processors.risk_monitor.streams import CONSUMER
-from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.processors.risk_monitor.signal_bridge import TemporalSignalBridge
+from semspec.vocabulary.streams import CONSUMER
 from semspec.vocabulary.subjects import MONITOR_STREAM
 from semspec.vocabulary.workflow_names import (
     QUERY_STATUS,

@@ -27,15 +27,15 @@ from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 from semspec.core.config import load_config
 from semspec.core.config.models import RiskConfig, SemspecConfig
 from semspec.core.errors import ServiceError
-from semspec.processors.risk_monitor.streams import (
+from semspec.services.jetstream import OFFLINE_AFTER_S, jetstream_health, prepare_jetstream
+from semspec.services.specs import NatsSpec
+from semspec.services.supervisor import Supervisor
+from semspec.vocabulary.streams import (
     CONSUMER,
     LEASE_BUCKET,
     STATE_BUCKET,
     ensure_streams,
 )
-from semspec.services.jetstream import OFFLINE_AFTER_S, jetstream_health, prepare_jetstream
-from semspec.services.specs import NatsSpec
-from semspec.services.supervisor import Supervisor
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     MONITOR_STREAM,

@@ -13,9 +13,9 @@ from nats.aio.client import Client as NATS
 from semspec.processors.risk_monitor.rules import apply_event
 from semspec.processors.risk_monitor.state import FileIndex
 from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import ensure_bucket, ensure_streams
 from semspec.vocabulary.event_payloads import EscalationResolved
 from semspec.vocabulary.events import MonitorEvent, UserSignal, event_from_json
+from semspec.vocabulary.streams import ensure_bucket, ensure_streams
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     DEAD_LETTER_SUBJECT,

@@ -14,11 +14,11 @@ from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import (
+from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.streams import (
     CONSUMER,
     ensure_bucket,
 )
-from semspec.vocabulary.events import MonitorEvent, UserSignal
 from semspec.vocabulary.subjects import (
     MONITOR_STREAM,
     SIGNAL_STREAM,

@@ -13,7 +13,7 @@ import pytest
 
 from semspec.processors.risk_monitor.state import TaskState
 from semspec.processors.risk_monitor.store import StateStore, task_key
-from semspec.processors.risk_monitor.streams import ensure_bucket
+from semspec.vocabulary.streams import ensure_bucket
 from tests.support.nats_cluster import NatsCluster
 
 KEYS = 300

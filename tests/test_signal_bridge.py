@@ -16,7 +16,7 @@ from temporalio.worker import Worker
 with workflow.unsafe.imports_passed_through():
     from nats.aio.client import Client as NATS
 
-    from semspec.processors.signal_bridge import TemporalSignalBridge
+    from semspec.processors.risk_monitor.signal_bridge import TemporalSignalBridge
     from semspec.vocabulary.events import RiskSignalInput, UserSignal
     from semspec.vocabulary.signal_evidence import ContextPressureEvidence
     from semspec.vocabulary.subjects import (

@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from semspec.core.telemetry.otel import OtelTelemetry
 from semspec.processors.risk_monitor.metrics import MonitorMeter
 from semspec.processors.risk_monitor.processor import RiskMonitor
-from semspec.processors.risk_monitor.streams import ensure_consumer
 from semspec.vocabulary.events import MonitorEvent, monitor_event
+from semspec.vocabulary.streams import ensure_consumer
 from semspec.vocabulary.subjects import monitor_subject
 from tests.support.monitor_events import loop_event, payload
 from tests.support.running_monitor import TEST_RISK

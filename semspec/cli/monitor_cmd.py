@@ -196,8 +196,8 @@ async def _load_states(config: SemspecConfig, repo: Path, task: str | None) -> l
     from nats.js.errors import BucketNotFoundError
 
     from semspec.processors.risk_monitor.store import StateStore
-    from semspec.processors.risk_monitor.streams import STATE_BUCKET
     from semspec.services.connect import resolve_endpoints, stack_nats
+    from semspec.vocabulary.streams import STATE_BUCKET
 
     nc = await stack_nats(config, repo)
     try:

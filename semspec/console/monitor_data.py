@@ -13,8 +13,8 @@ from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
 from semspec.processors.risk_monitor.deadletter import ERROR_HEADER, ORIGINAL_SUBJECT_HEADER
-from semspec.processors.risk_monitor.streams import CONSUMER
 from semspec.vocabulary.events import UserSignal
+from semspec.vocabulary.streams import CONSUMER
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     MONITOR_STREAM,

@@ -22,7 +22,8 @@ from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
 from semspec.core.nats_connect import connect_nats, describe_error
 from semspec.processors.risk_monitor.lease import active_holder
-from semspec.processors.risk_monitor.streams import (
+from semspec.services.connect import nats_options, nats_url_of
+from semspec.vocabulary.streams import (
     CONSUMER,
     STATE_BUCKET,
     ensure_bucket,
@@ -30,7 +31,6 @@ from semspec.processors.risk_monitor.streams import (
     ensure_lease_bucket,
     ensure_streams,
 )
-from semspec.services.connect import nats_options, nats_url_of
 
 HEALTH_CONNECT_S = 5.0
 """How long ``status`` waits for a NATS node before it reports JetStream as unknown."""

@@ -24,8 +24,8 @@ from semspec.core.owner_key import load_owner_key
 from semspec.core.run_folder import run_dir_of
 from semspec.processors.risk_monitor.metrics import MonitorMeter
 from semspec.processors.risk_monitor.processor import RiskMonitor
-from semspec.processors.signal_bridge import TemporalSignalBridge
-from semspec.processors.workflow_liveness import TemporalLiveness
+from semspec.processors.risk_monitor.signal_bridge import TemporalSignalBridge
+from semspec.processors.risk_monitor.workflow_liveness import TemporalLiveness
 from semspec.services.connect import Endpoints, nats_options, resolve_endpoints, temporal_client
 from semspec.services.follow import relay, watch_moves
 from semspec.services.presence import Presence, announce, default_identity, withdraw

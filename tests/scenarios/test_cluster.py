@@ -35,11 +35,11 @@ from semspec.core.config.models import LeaderConfig, RiskConfig
 from semspec.processors.risk_monitor.processor import RiskMonitor
 from semspec.processors.risk_monitor.state import TaskState
 from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import (
+from semspec.vocabulary.events import MonitorEvent, UserSignal, event_from_json
+from semspec.vocabulary.streams import (
     CONSUMER,
     ensure_bucket,
 )
-from semspec.vocabulary.events import MonitorEvent, UserSignal, event_from_json
 from semspec.vocabulary.subjects import (
     DEAD_LETTER_STREAM,
     MONITOR_STREAM,

@@ -21,9 +21,9 @@ from temporalio.client import Client
 from semspec.core.config.models import RiskConfig, RiskLimits, StreamLimits
 from semspec.processors.risk_monitor.deadletter import ERROR_HEADER
 from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import STATE_BUCKET, ensure_bucket
-from semspec.processors.workflow_liveness import TemporalLiveness
+from semspec.processors.risk_monitor.workflow_liveness import TemporalLiveness
 from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.streams import STATE_BUCKET, ensure_bucket
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, SIGNAL_STREAM, monitor_subject
 from semspec.vocabulary.workflow_names import task_workflow_id
 from tests.support.monitor_events import loop_event

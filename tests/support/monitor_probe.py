@@ -14,7 +14,7 @@ from typing import Any
 
 import nats
 
-from semspec.processors.risk_monitor.streams import CONSUMER
+from semspec.vocabulary.streams import CONSUMER
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_STREAM, SIGNAL_SUBJECTS
 
 

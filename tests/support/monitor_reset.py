@@ -9,7 +9,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from semspec.core.config.models import RiskConfig
-from semspec.processors.risk_monitor.streams import LEASE_BUCKET, STATE_BUCKET, ensure_streams
+from semspec.vocabulary.streams import LEASE_BUCKET, STATE_BUCKET, ensure_streams
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, MONITOR_STREAM, SIGNAL_STREAM
 
 

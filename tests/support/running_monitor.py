@@ -14,7 +14,7 @@ from temporalio.client import Client
 
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.processor import RiskMonitor, WorkflowLiveness
-from semspec.processors.signal_bridge import TemporalSignalBridge
+from semspec.processors.risk_monitor.signal_bridge import TemporalSignalBridge
 from semspec.services.presence import ready_file
 from tests.support.owner import OWNER
 

@@ -35,7 +35,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 
 from semspec.core.logging import get_logger
-from semspec.processors.risk_monitor.streams import LEASE_BUCKET
+from semspec.vocabulary.streams import LEASE_BUCKET
 
 LEASE_KEY = "active"
 _MARGIN_SHARE = 0.25

@@ -12,9 +12,9 @@ from __future__ import annotations
 from nats.js import JetStreamContext
 
 from semspec.core.telemetry.types import MonitorMetrics
-from semspec.processors.risk_monitor.streams import CONSUMER
 from semspec.vocabulary.event_payloads import EscalationRaised, FinishedPayload, StepPayload
 from semspec.vocabulary.events import MonitorEvent, UserSignal
+from semspec.vocabulary.streams import CONSUMER
 from semspec.vocabulary.subjects import MONITOR_STREAM
 
 RUNNING = "running"

@@ -61,7 +61,9 @@ from semspec.processors.risk_monitor.rules import (
 )
 from semspec.processors.risk_monitor.state import FileIndex, PendingSignal, TaskState
 from semspec.processors.risk_monitor.store import StateStore
-from semspec.processors.risk_monitor.streams import (
+from semspec.processors.risk_monitor.watchdog import StandbyWatch
+from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
+from semspec.vocabulary.streams import (
     CONSUMER,
     STATE_BUCKET,
     ensure_bucket,
@@ -69,8 +71,6 @@ from semspec.processors.risk_monitor.streams import (
     ensure_lease_bucket,
     ensure_streams,
 )
-from semspec.processors.risk_monitor.watchdog import StandbyWatch
-from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
 from semspec.vocabulary.subjects import MONITOR_STREAM, signal_intake_subject
 
 

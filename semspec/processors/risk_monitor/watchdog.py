@@ -19,7 +19,7 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 
 from semspec.processors.risk_monitor.lease import Lease, LeaseHolder
-from semspec.processors.risk_monitor.streams import CONSUMER
+from semspec.vocabulary.streams import CONSUMER
 from semspec.vocabulary.subjects import MONITOR_STREAM, MONITOR_SUBJECTS
 
 

@@ -29,8 +29,8 @@ from semspec.core.config.models import RiskConfig
 from semspec.core.errors import ServiceError
 from semspec.core.logging import get_logger
 from semspec.core.nats_connect import connect_nats
-from semspec.processors.risk_monitor.streams import ensure_streams
 from semspec.vocabulary.events import MonitorEvent, UserSignal, validation_summary
+from semspec.vocabulary.streams import ensure_streams
 from semspec.vocabulary.subjects import monitor_subject, signal_intake_subject
 
 log = get_logger("publisher")
