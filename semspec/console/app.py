@@ -23,6 +23,7 @@ from semspec.console import (
 )
 from semspec.console.auth import ConsoleAccess
 from semspec.console.live import Listener
+from semspec.console.page_status import PageStatusRefresh
 from semspec.console.state import ConsoleState
 from semspec.core.logging import get_logger
 
@@ -64,7 +65,11 @@ def create_app(state: ConsoleState) -> Starlette:
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(ConsoleAccess, session=state.session)],
+        # The page status is read after the access check: nothing for a stranger.
+        middleware=[
+            Middleware(ConsoleAccess, session=state.session),
+            Middleware(PageStatusRefresh),
+        ],
         lifespan=lifespan,
     )
     app.state.console = state

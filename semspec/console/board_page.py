@@ -4,12 +4,15 @@ and cost; ``static/console.js`` keeps the rows current from the live feed."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
+from semspec.console.board_filter import BoardFilter
 from semspec.console.board_rows import BOARD_COLUMNS, BoardRow, board_rows
 from semspec.console.monitor_data import latest_signal_by_task
 from semspec.console.state import ConsoleState
@@ -34,6 +37,25 @@ async def _latest_signals(state: ConsoleState) -> dict[str, str]:
     return {task: f"{signal.level}: {signal.reason}" for task, signal in latest.items()}
 
 
+def board_view(
+    rows: list[BoardRow], wanted: BoardFilter, last_event_at: Mapping[str, str]
+) -> dict[str, Any]:
+    """What ``board.html`` shows of ``rows``. Every row is sent, those ``wanted`` leaves out
+    hidden: the page's script filters again as one types without asking the server. A row's
+    Updated time is its close, else its latest loop event the console saw, else its start."""
+    shown = [row for row in rows if wanted.keeps(row)]
+    return {
+        "groups": {column: [r for r in rows if r.column == column] for column in BOARD_COLUMNS},
+        "filter": wanted,
+        "plans": sorted({row.plan_id for row in rows if row.plan_id}),
+        "hidden": len(rows) - len(shown),
+        "kept": {row.task_id for row in shown},
+        "updated": {
+            row.task_id: row.closed or last_event_at.get(row.task_id) or row.started for row in rows
+        },
+    }
+
+
 async def board(request: Request) -> Response:
     """Every task, grouped by the board's sections; 503 with the reason when Temporal does not
     answer (the live feed still fills the board as tasks report)."""
@@ -47,6 +69,11 @@ async def board(request: Request) -> Response:
         problem = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
     except RPCError as exc:
         problem = f"Temporal answered: {exc.message}"
-    groups = {column: [row for row in rows if row.column == column] for column in BOARD_COLUMNS}
-    context = {"active": "board", "groups": groups, "problem": problem, "signals": await signals}
+    wanted = BoardFilter.from_query(request.query_params)
+    context = {
+        "active": "board",
+        "problem": problem,
+        "signals": await signals,
+        **board_view(rows, wanted, state.feed.last_event_at),
+    }
     return state.render(request, "board.html", context, status=503 if problem else 200)

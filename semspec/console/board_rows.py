@@ -4,7 +4,7 @@ and ``semspec task status`` read them."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,10 @@ class BoardRow:
     started: str
     cost: str = ""
     """What was spent as the task page shows it (``spent_text``); empty when nothing is known."""
+    reason: str = ""
+    """Why it ended, when it ended otherwise than approved (a refusal's reason, an abort's)."""
+    closed: str = ""
+    """When its workflow closed (ISO 8601); empty while it runs."""
 
 
 async def board_rows(
@@ -62,20 +66,23 @@ async def board_rows(
     reading a closed run's result is most of the time a board takes."""
     closed = {} if closed is None else closed
     query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
-    found: dict[str, tuple[str, str, str]] = {}
+    found: dict[str, tuple[str, str, str, str]] = {}
     async for wf in client.list_workflows(query, limit=limit, rpc_timeout=LIST_TIMEOUT):
         if wf.id not in found:
             started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
-            found[wf.id] = (wf.run_id, state_name(wf.status), started)
+            closed_at = wf.close_time.isoformat(timespec="seconds") if wf.close_time else ""
+            found[wf.id] = (wf.run_id, state_name(wf.status), started, closed_at)
     gate = asyncio.Semaphore(QUERIES_AT_ONCE)
 
-    async def row(workflow_id: str, run_id: str, wf_state: str, started: str) -> BoardRow:
+    async def row(
+        workflow_id: str, run_id: str, wf_state: str, started: str, closed_at: str
+    ) -> BoardRow:
         if run_id in closed:
             return closed[run_id]
         task_id = task_id_of(workflow_id)
         async with gate:
             status = await _status(client, task_id)
-        made = board_row(task_id, wf_state, started, status)
+        made = replace(board_row(task_id, wf_state, started, status), closed=closed_at)
         if wf_state != "running" and status is not None:
             closed[run_id] = made
         return made
@@ -111,6 +118,7 @@ def board_row(task_id: str, wf_state: str, started: str, status: TaskStatus | No
         cost_usd=status.usage.cost_usd,
         started=started,
         cost=spent_text(status.usage.cost_usd, status.usage.unpriced_models),
+        reason=(status.reason or "") if status.outcome and status.outcome != "approved" else "",
     )
 
 

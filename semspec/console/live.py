@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 QUEUE_SIZE = 256
 """Messages a browser may fall behind by before it is told to reload."""
+LAST_EVENTS_KEPT = 10_000
+"""Tasks whose latest loop event time the feed remembers (the oldest is forgotten first)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,9 @@ class LiveFeed:
     """The console's NATS subscriptions and the pages listening to them."""
 
     listeners: set[Listener] = field(default_factory=set)
+    last_event_at: dict[str, str] = field(default_factory=dict)
+    """Each task's latest loop event time seen while the console ran (the board's Updated
+    column: Temporal's listing has no time of a running workflow's last change)."""
     _subscriptions: list[Subscription] = field(default_factory=list)
 
     async def start(self, nc: NatsClient) -> None:
@@ -124,6 +129,11 @@ class LiveFeed:
             event = event_from_json(msg.data)
         except ValidationError:
             return  # another version's event: the pages show what they understand
+        if event.at:
+            self.last_event_at.pop(event.task_id, None)  # re-inserted: newest last
+            self.last_event_at[event.task_id] = event.at
+            if len(self.last_event_at) > LAST_EVENTS_KEPT:
+                del self.last_event_at[next(iter(self.last_event_at))]
         self.publish(task_message(event))
 
     async def _on_signal(self, msg: Msg) -> None:
@@ -142,7 +152,11 @@ def task_message(event: MonitorEvent) -> LiveMessage:
             "task_id": event.task_id,
             "plan_id": event.plan_id,
             "kind": event.kind,
-            "fields": {"iteration": event.iteration, **row_fields(event.data)},
+            "fields": {
+                "iteration": event.iteration,
+                **({"updated": event.at} if event.at else {}),
+                **row_fields(event.data),
+            },
         },
     )
 
@@ -170,7 +184,8 @@ def row_fields(data: object) -> dict[str, Any]:
             return {"state": "running", "phase": "developer"}
         case FinishedPayload():
             state = board_state_of_outcome(data.outcome)
-            return {"state": state, "phase": data.outcome} | cost(data.cost_usd)
+            ended = {"state": state, "phase": data.outcome, "reason": data.reason or ""}
+            return ended | cost(data.cost_usd)
     return {}
 
 

@@ -14,7 +14,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from semspec.console.board_rows import BoardRow
+from semspec.console.human_time import time_tag
 from semspec.console.live import LiveFeed
+from semspec.console.page_status import PageStatusCache
 from semspec.core.config.models import SemspecConfig
 from semspec.services.console_session import ConsoleSession
 
@@ -30,13 +32,16 @@ PAGE_HEADERS = {"Cache-Control": "no-store"}
 
 def template_environment() -> jinja2.Environment:
     """The console's templates, loaded from the package, every value HTML-escaped."""
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("semspec.console", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    # ``{{ iso|when }}``: a <time> saying how long ago, the exact time on hover.
+    env.filters["when"] = time_tag
+    return env
 
 
 @dataclass
@@ -50,6 +55,8 @@ class ConsoleState:
     templates: jinja2.Environment = field(default_factory=template_environment)
     feed: LiveFeed = field(default_factory=LiveFeed)
     closed_rows: dict[str, BoardRow] = field(default_factory=dict)
+    page_status: PageStatusCache = field(default_factory=PageStatusCache)
+    """The nav's escalation count and the monitor banner every page shows."""
     """The board's rows of closed task runs, by run id (they never change)."""
     connect_temporal: Callable[[], Awaitable[Client]] | None = None
     """How to reach Temporal; None: the stack of ``repo`` (``semspec.services.connect``)."""
@@ -86,7 +93,13 @@ class ConsoleState:
     ) -> HTMLResponse:
         """``template`` rendered with ``context`` (plus ``request`` and ``url_for``)."""
         body = self.templates.get_template(template).render(
-            {"request": request, "url_for": request.url_for, "active": "", **context}
+            {
+                "request": request,
+                "url_for": request.url_for,
+                "active": "",
+                "page_status": self.page_status.current,
+                **context,
+            }
         )
         return HTMLResponse(body, status, headers=PAGE_HEADERS)
 

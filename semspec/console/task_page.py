@@ -13,7 +13,9 @@ Hooks for tests and scripts (stable): ``#summary`` (a ``<dl>``); ``#timeline`` w
 ``<section data-iteration="N">`` per iteration and ``<li data-kind="KIND">`` per entry (gate
 entries also ``data-gate`` and ``data-passed``); ``#gates`` (the latest run: ``<tr
 data-gate="NAME">``, output in ``<pre class="gate-output">``); ``#reviewer-context`` (``<tr
-data-section data-label data-tokens>``); ``#diff`` (``data-cut="true"`` when cut). The steps
+data-section data-label data-tokens>``); ``#diff`` (``data-cut="true"`` when cut) with one
+``<details class="diff-file" data-path="PATH">`` per file; a risk entry of the timeline carries
+``data-level``. The steps
 page: ``#steps`` with ``<tr data-iteration data-role data-kind>``.
 """
 
@@ -28,6 +30,7 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from semspec.client.task_client import task_status
+from semspec.console.diff_files import split_patch
 from semspec.console.state import ConsoleState
 from semspec.console.task_diff import task_diff
 from semspec.console.task_logs import LogRefused, open_gate_log, read_chunks
@@ -38,6 +41,9 @@ from semspec.core.run_folder import run_dir_of
 from semspec.workflow.task.dollars import spent_text, step_cost_text, usd
 from semspec.workflow.task.messages import TaskStatus
 
+GATE_TAIL_LINES = 30
+"""Lines of a gate's output shown unfolded when it has no findings read from it (its end: a
+test runner's summary); the whole output is folded below."""
 LOG_HEADERS = {"Cache-Control": "no-store", "Content-Disposition": "inline"}
 """With ``text/plain`` and the access layer's ``nosniff``, a log holding HTML shows as text."""
 
@@ -59,12 +65,15 @@ async def task(request: Request) -> Response:
     if status is None:
         context = {"task_id": task_id, "status": None, "problem": problem}
         return state.render(request, "task.html", context, status=code)
+    diff = await task_diff(status, state.repo)
     context = {
         "task_id": task_id,
         "status": status,
         "problem": "",
         "timeline": timeline(status),
-        "diff": await task_diff(status, state.repo),
+        "diff": diff,
+        "diff_files": split_patch(diff.patch),
+        "gate_tail_lines": GATE_TAIL_LINES,
         "cost": spent_text(status.usage.cost_usd, status.usage.unpriced_models),
         "budget": usd(status.budget_usd) if status.budget_usd is not None else "",
     }

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from semspec.vocabulary.subjects import SIGNAL_LEVELS
 from semspec.workflow.gates.types import GateResult
 from semspec.workflow.task.messages import (
     ContextItem,
@@ -51,6 +52,9 @@ class Entry:
     context: ReviewContextUse | None = None
     lines: list[str] = field(default_factory=list)
     """The budget check's report lines."""
+    level: str = ""
+    """For a risk entry, how serious: a signal level (``warn``, ``pause``, ``halt``,
+    ``escalate``), or ``refused`` for input refused for lack of the owner's signature."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,26 @@ def _entry(entry: LogEntry, gate_counts: dict[int, int]) -> Entry:
         return Entry(entry.kind, entry.message, findings=findings, context=_context(data))
     if entry.kind == "budget":
         return Entry(entry.kind, entry.message, lines=[str(x) for x in _list(data.get("lines"))])
-    return Entry(entry.kind, entry.message, risk=risk)
+    return Entry(entry.kind, entry.message, risk=risk, level=risk_level(entry) if risk else "")
+
+
+def risk_level(entry: LogEntry) -> str:
+    """The level of a risk entry, read from its line: a signal is logged as ``KIND: ...`` or
+    ``KIND (LEVEL): ...`` (``RiskSignals.receive``), a cancelled step names the level that
+    stopped it, and the loop's own scope note is a warning."""
+    if entry.kind == "refused":
+        return "refused"
+    if entry.kind == "flag":
+        return "warn"
+    head = entry.message.split(":", 1)[0]
+    words = head.replace("(", " ").replace(")", " ").split()
+    if entry.kind == "cancelled":
+        words = entry.message.replace(":", " ").split()
+    found = [w for w in words if w in SIGNAL_LEVELS]
+    # ``flag (warn)``: the level in brackets is the news; a flag sent as itself is a warning.
+    if found:
+        return found[-1]
+    return "warn"
 
 
 def _list(value: Any) -> list[Any]:

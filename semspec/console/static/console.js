@@ -5,7 +5,58 @@
   "use strict";
 
   var COLUMNS = ["running", "escalated", "halted", "approved", "failed"];
-  var FIELDS = ["plan_id", "phase", "iteration", "retries", "pressure", "cost", "signal"];
+  var FIELDS = ["plan_id", "phase", "iteration", "retries", "pressure", "cost", "signal", "started", "updated"];
+  var TIMES = ["started", "updated"];
+  var MINUTE = 60, HOUR = 3600, DAY = 86400;
+
+  // The wording of semspec/console/human_time.py's ``ago``: keep the two the same.
+  function agoText(iso) {
+    var seconds = Math.floor((Date.now() - Date.parse(iso)) / 1000);
+    if (isNaN(seconds)) {
+      return null;
+    }
+    if (seconds < 10) {
+      return "just now";
+    }
+    if (seconds < MINUTE) {
+      return seconds + " s ago";
+    }
+    if (seconds < HOUR) {
+      return Math.floor(seconds / MINUTE) + " min ago";
+    }
+    if (seconds < DAY) {
+      return Math.floor(seconds / HOUR) + " h ago";
+    }
+    return Math.floor(seconds / DAY) + " d ago";
+  }
+
+  function exactText(iso) {
+    var at = new Date(Date.parse(iso));
+    return at.toISOString().slice(0, 19).replace("T", " ") + " UTC";
+  }
+
+  // A <time> as human_time.time_tag makes it; plain text when ``iso`` is not a time.
+  function timeElement(iso) {
+    var said = agoText(iso);
+    if (said === null) {
+      return document.createTextNode(text(iso));
+    }
+    var node = document.createElement("time");
+    node.dateTime = iso;
+    node.title = exactText(iso);
+    node.dataset.ago = "";
+    node.textContent = said;
+    return node;
+  }
+
+  function refreshTimes() {
+    document.querySelectorAll("time[data-ago]").forEach(function (node) {
+      var said = agoText(node.getAttribute("datetime"));
+      if (said !== null) {
+        node.textContent = said;
+      }
+    });
+  }
 
   function text(value) {
     return value === null || value === undefined ? "" : String(value);
@@ -26,14 +77,95 @@
     return document.querySelector('table.board[data-column="' + column + '"] tbody');
   }
 
+  // The board's filter (board_filter.py holds the same rules for the page as served).
+  function currentFilter() {
+    var form = document.getElementById("board-filter");
+    if (!form) {
+      return null;
+    }
+    return {
+      text: form.elements.q.value.trim().toLowerCase(),
+      state: form.elements.state.value,
+      plan: form.elements.plan.value,
+    };
+  }
+
+  function rowMatches(row, filter) {
+    if (!filter) {
+      return true;
+    }
+    if (filter.state && row.dataset.state !== filter.state) {
+      return false;
+    }
+    var plan = row.querySelector('[data-field="plan_id"]');
+    if (filter.plan && (!plan || plan.textContent !== filter.plan)) {
+      return false;
+    }
+    if (!filter.text) {
+      return true;
+    }
+    var phase = row.querySelector('[data-field="phase"]');
+    var seen = [row.querySelector("th").textContent, plan ? plan.textContent : "", phase ? phase.textContent : ""];
+    return seen.join(" ").toLowerCase().indexOf(filter.text) >= 0;
+  }
+
   function recount() {
+    var filter = currentFilter();
+    var hidden = 0;
     COLUMNS.forEach(function (column) {
       var body = table(column);
-      var badge = document.querySelector('[data-count="' + column + '"]');
-      if (body && badge) {
-        badge.textContent = String(body.rows.length);
+      if (!body) {
+        return;
       }
+      var shown = 0;
+      Array.prototype.forEach.call(body.rows, function (row) {
+        var keep = rowMatches(row, filter);
+        row.hidden = !keep;
+        if (keep) {
+          shown += 1;
+        } else {
+          hidden += 1;
+        }
+      });
+      var badge = document.querySelector('[data-count="' + column + '"]');
+      if (badge) {
+        badge.textContent = String(shown);
+      }
+      // An empty section keeps its heading only (console.css folds it).
+      var section = body.closest("section");
+      if (section) {
+        if (shown) {
+          delete section.dataset.empty;
+        } else {
+          section.dataset.empty = "true";
+        }
+      }
+      body.closest("table").hidden = shown === 0;
     });
+    var note = document.getElementById("filter-note");
+    if (note) {
+      note.textContent = hidden ? hidden + (hidden === 1 ? " task" : " tasks") + " not shown" : "";
+    }
+  }
+
+  // The nav's count of open escalations, kept from the tasks it names.
+  function noteEscalation(data) {
+    var badge = document.getElementById("escalation-count");
+    var fields = data.fields || {};
+    if (!badge || (data.kind !== "escalation" && data.kind !== "finished")) {
+      return;
+    }
+    var tasks = badge.dataset.tasks ? badge.dataset.tasks.split(" ") : [];
+    var at = tasks.indexOf(data.task_id);
+    var waiting = data.kind === "escalation" && (fields.state === "escalated" || fields.state === "halted");
+    if (waiting && at < 0) {
+      tasks.push(data.task_id);
+    } else if (!waiting && at >= 0) {
+      tasks.splice(at, 1);
+    }
+    badge.dataset.tasks = tasks.join(" ");
+    badge.dataset.count = String(tasks.length);
+    badge.textContent = String(tasks.length);
   }
 
   function newRow(taskId) {
@@ -46,6 +178,10 @@
     link.href = "/tasks/" + encodeURIComponent(taskId);
     link.textContent = taskId;
     head.appendChild(link);
+    var reason = document.createElement("span");
+    reason.className = "reason";
+    reason.dataset.field = "reason";
+    head.appendChild(reason);
     row.appendChild(head);
     FIELDS.forEach(function (name) {
       var cell = document.createElement("td");
@@ -75,10 +211,18 @@
       var into = table(column);
       into.insertBefore(row, into.firstChild);
     }
-    FIELDS.forEach(function (name) {
+    if (!row.querySelector('[data-field="started"] time') && fields.updated) {
+      fields.started = fields.updated; // a row the feed made: its first event is its start
+    }
+    FIELDS.concat(["reason"]).forEach(function (name) {
       var value = shown(name, fields);
       var cell = row.querySelector('[data-field="' + name + '"]');
-      if (value !== null && cell) {
+      if (value === null || !cell) {
+        return;
+      }
+      if (TIMES.indexOf(name) >= 0) {
+        cell.replaceChildren(timeElement(value));
+      } else {
         cell.textContent = value;
       }
     });
@@ -96,9 +240,13 @@
     var row = document.createElement("tr");
     row.dataset.signalId = data.signal_id;
     row.dataset.level = data.level;
-    [data.at, data.level, data.task_id, data.reason, data.message].forEach(function (value) {
+    [data.at, data.level, data.task_id, data.reason, data.message].forEach(function (value, i) {
       var cell = document.createElement("td");
-      cell.textContent = text(value);
+      if (i === 0) {
+        cell.appendChild(timeElement(text(value)));
+      } else {
+        cell.textContent = text(value);
+      }
       row.appendChild(cell);
     });
     stream.insertBefore(row, stream.firstChild);
@@ -117,6 +265,7 @@
     }
     if (data.task_id) {
       updateRow(data);
+      noteEscalation(data);
     }
     if (kind === "signal") {
       addSignal(data);
@@ -154,9 +303,29 @@
     });
   }
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", connect);
-  } else {
+  function start() {
+    var form = document.getElementById("board-filter");
+    if (form) {
+      // Filtered as one types; the address keeps the filter for a reload or a bookmark.
+      form.addEventListener("input", function () {
+        recount();
+        var params = new URLSearchParams(new FormData(form));
+        ["q", "state", "plan"].forEach(function (name) {
+          if (!params.get(name)) {
+            params.delete(name);
+          }
+        });
+        var query = params.toString();
+        window.history.replaceState(null, "", query ? "/?" + query : "/");
+      });
+    }
+    window.setInterval(refreshTimes, 30000);
     connect();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
   }
 })();

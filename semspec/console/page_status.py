@@ -1,0 +1,164 @@
+"""What every console page shows above its own content: how many escalations wait for a human
+(the nav's Inbox count) and a banner when no risk monitor consumes the loop events, or the one
+that holds the lease has stalled (issue 26, ADR 0005; the monitor page's own check, on every
+page).
+
+Read at most every ``FRESH_S`` seconds, before a page is rendered (``PageStatusRefresh``, a
+middleware, so no page handler needs to ask); a page waits at most ``WAIT_S`` for it and
+otherwise shows the last known status while the read finishes for the next page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from semspec.core.logging import get_logger
+
+if TYPE_CHECKING:
+    from nats.js import JetStreamContext
+    from starlette.types import ASGIApp, Receive, Scope, Send
+    from temporalio.client import Client
+
+    from semspec.console.state import ConsoleState
+    from semspec.processors.risk_monitor.lease import LeaseHolder
+    from semspec.processors.risk_monitor.watchdog import ConsumerProgress
+
+FRESH_S = 5.0
+"""How old the status may be before a page load reads it again."""
+WAIT_S = 1.5
+"""How long a page waits for a fresh read before it shows the last one."""
+READ_TIMEOUT_S = 3.0
+QUERIES_AT_ONCE = 8
+NOT_PAGES = ("/static/", "/events")
+"""Paths that are not pages: they need no status."""
+
+logger = get_logger("console")
+
+
+@dataclass(frozen=True)
+class PageStatus:
+    """The nav's count and the monitor banner."""
+
+    escalations: int | None = None
+    """Open escalations; None when Temporal did not say."""
+    escalated_tasks: tuple[str, ...] = ()
+    """The tasks they belong to (the page's script keeps the count live from these)."""
+    monitor: str = ""
+    """Why loop events are not being consumed; empty when they are (or NATS did not say)."""
+
+
+def monitor_banner(
+    holder: LeaseHolder | None, progress: ConsumerProgress | None, stall_s: float
+) -> str:
+    """The banner text, empty when a monitor holds the lease and consumes. ``progress`` is
+    None when the monitor's consumer does not exist yet."""
+    if progress is not None and progress.stalled(stall_s):
+        who = f"the active monitor ({holder.identity})" if holder else "no monitor"
+        return f"{who}: {progress.describe()} (risk.leader.stall_s: {stall_s:g})"
+    if holder is None:
+        return "no risk monitor holds the lease (none is running; `semspec up` starts one)"
+    return ""
+
+
+async def read_monitor(js: JetStreamContext, stall_s: float) -> str:
+    """The banner from the lease and the consumer's progress, as ``semspec status`` reads
+    them."""
+    from nats.js.errors import NotFoundError
+
+    from semspec.processors.risk_monitor.lease import active_holder
+    from semspec.processors.risk_monitor.watchdog import consumer_progress
+
+    holder = await active_holder(js)
+    try:
+        progress: ConsumerProgress | None = await consumer_progress(js)
+    except NotFoundError:
+        progress = None
+    return monitor_banner(holder, progress, stall_s)
+
+
+async def open_escalation_tasks(client: Client) -> tuple[str, ...]:
+    """The running tasks that wait on a human's answer, asked a few at a time."""
+    from semspec.client.task_client import task_status
+    from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
+
+    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus = 'Running'"
+    ids = [task_id_of(wf.id) async for wf in client.list_workflows(query)]
+    gate = asyncio.Semaphore(QUERIES_AT_ONCE)
+
+    async def waiting(task_id: str) -> bool:
+        async with gate:
+            try:
+                status = await asyncio.wait_for(task_status(client, task_id), READ_TIMEOUT_S)
+            except Exception:  # a task that does not answer is not counted; the inbox tells
+                return False
+        return status.pending_escalation is not None
+
+    found = await asyncio.gather(*(waiting(task_id) for task_id in dict.fromkeys(ids)))
+    return tuple(task_id for task_id, yes in zip(dict.fromkeys(ids), found, strict=True) if yes)
+
+
+class PageStatusCache:
+    """The last status read and when; one read at a time."""
+
+    def __init__(self) -> None:
+        self.current = PageStatus()
+        self._read_at = float("-inf")
+        self._reading: asyncio.Task[None] | None = None
+
+    async def refresh(self, state: ConsoleState) -> None:
+        """Read the status again if it is older than ``FRESH_S``; wait at most ``WAIT_S``."""
+        if time.monotonic() - self._read_at < FRESH_S:
+            return
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.create_task(self._read(state))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._reading), WAIT_S)
+
+    async def _read(self, state: ConsoleState) -> None:
+        escalations, monitor = await asyncio.gather(self._escalations(state), self._monitor(state))
+        count = None if escalations is None else len(escalations)
+        self.current = PageStatus(count, escalations or (), monitor)
+        self._read_at = time.monotonic()
+
+    async def _escalations(self, state: ConsoleState) -> tuple[str, ...] | None:
+        try:
+            client = await state.temporal()
+            return await asyncio.wait_for(open_escalation_tasks(client), READ_TIMEOUT_S * 2)
+        except Exception as exc:  # Temporal down: the count is left out, the page says why
+            logger.debug("console_escalation_count_unavailable", error=str(exc))
+            return None
+
+    async def _monitor(self, state: ConsoleState) -> str:
+        try:
+            js = (await state.nats()).jetstream(timeout=READ_TIMEOUT_S)
+            return await asyncio.wait_for(
+                read_monitor(js, state.config.risk.leader.stall_s), READ_TIMEOUT_S
+            )
+        except Exception as exc:  # NATS down: no banner from a guess; the pages say NATS
+            logger.debug("console_monitor_status_unavailable", error=str(exc))
+            return ""
+
+
+class PageStatusRefresh:
+    """ASGI middleware: refresh the page status before a page (a GET that is not a static
+    file, the event stream or a gate log) is served."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if _is_page(scope):
+            state: ConsoleState = scope["app"].state.console
+            await state.page_status.refresh(state)
+        await self.app(scope, receive, send)
+
+
+def _is_page(scope: Scope) -> bool:
+    if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+        return False
+    path: str = scope["path"]
+    return not path.startswith(NOT_PAGES) and not path.endswith("/log")
