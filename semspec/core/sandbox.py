@@ -365,21 +365,7 @@ def _bwrap_problem(bwrap: str) -> str | None:
     probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     probe += ["--tmpfs", FENCED_TMP, "--unshare-net", "--unshare-pid", "--die-with-parent"]
     probe += ["--new-session", "--cap-drop", "ALL", "--", SHELL, "-c", "exit 0"]
-    try:
-        done = subprocess.run(
-            probe,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_S,
-            env=child_env(),
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{bwrap} did not run: {exc}"
-    if done.returncode != 0:
-        return f"{bwrap} does not work here: {done.stderr.strip()[:200]}"
-    return None
+    return _probe_problem(bwrap, probe)
 
 
 @functools.cache
@@ -390,19 +376,31 @@ def _slirp_problem(bwrap: str, slirp: str) -> str | None:
     check = [SHELL, "-c", "grep -q '^tap0' /proc/net/route"]
     try:
         with tempfile.TemporaryDirectory(prefix="semspec-probe-") as folder:
-            done = subprocess.run(
-                sandbox.argv(check, Fence(Path(folder), network=True), Path(folder)),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT_S,
-                env=child_env(),
-                check=False,
-            )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+            fence = Fence(Path(folder), network=True)
+            return _probe_problem(slirp, sandbox.argv(check, fence, Path(folder)))
+    except OSError as exc:  # no room for the probe's folder
         return f"{slirp} did not run: {exc}"
+
+
+def _probe_problem(tool: str, argv: list[str]) -> str | None:
+    """Run a probe of ``tool`` (``argv``, a clean environment, no input); why it failed, or None.
+
+    The end of what it printed is kept: the cause comes last in bwrap's and slirp4netns' errors.
+    """
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            env=child_env(),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{tool} did not run: {exc}"
     if done.returncode != 0:
-        return f"{slirp} does not work here: {(done.stderr or done.stdout).strip()[-200:]}"
+        return f"{tool} does not work here: {(done.stderr or done.stdout).strip()[-200:]}"
     return None
 
 
