@@ -25,7 +25,8 @@ class FallbackReason(StrEnum):
 
 
 class RiskReason(StrEnum):
-    """Why the risk monitor raised a signal; one per rule."""
+    """Why the risk monitor raised a signal; one per rule over loop events. The step rules'
+    reasons are the rows of ``core.step_rule_table.STEP_RULES``."""
 
     RETRY_LIMIT = "retry_limit"
     CONTEXT_PRESSURE = "context_pressure"
@@ -34,11 +35,6 @@ class RiskReason(StrEnum):
     REPEATED_FINGERPRINT = "repeated_fingerprint"
     CONTEXT_EXHAUSTION = "context_exhaustion"
     PROTECTED_PATH = "protected_path"
-    REPEATED_ACTION = "repeated_action"
-    REPEATED_FAILURE = "repeated_failure"
-    NO_TOOL_CALL = "no_tool_call"
-    ALTERNATING_ACTIONS = "alternating_actions"
-    CONTEXT_WINDOW_ERRORS = "context_window_errors"
 
 
 RISK_LEVELS: tuple[str, ...] = ("observe", "log", "warn", "pause", "halt", "escalate")

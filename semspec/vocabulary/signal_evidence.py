@@ -103,8 +103,8 @@ class FingerprintEvidence(RuleEvidence):
 
 
 class StepPatternEvidence(RuleEvidence):
-    """A step rule (``repeated_action``, ``repeated_failure``, ``no_tool_call``,
-    ``alternating_actions``, ``context_window_errors``): the steps that made the pattern."""
+    """A step rule (a row of ``core.step_rule_table``, such as ``repeated_action``): the steps
+    that made the pattern."""
 
     role: AgentRole
     """The agent whose steps they are."""

@@ -10,6 +10,7 @@ import shlex
 from typing import Final
 
 from semspec.core.reasons import FallbackReason, RiskReason
+from semspec.core.step_rule_table import STEP_RULES
 from semspec.vocabulary.events import SuggestedAction
 
 WAITING_LEVELS: Final = ("halt", "escalate")
@@ -23,14 +24,10 @@ _GUIDANCE: Final[dict[str, str]] = {
     RiskReason.REPEATED_FINGERPRINT: "try a different approach; the last attempt changed nothing",
     RiskReason.CONTEXT_EXHAUSTION: "finish the current criterion, then checkpoint",
     RiskReason.PROTECTED_PATH: "leave .semspec/ alone and keep symlinks inside the worktree",
-    RiskReason.REPEATED_ACTION: "the same command keeps giving the same output; try another",
-    RiskReason.REPEATED_FAILURE: "the same command keeps failing the same way; fix the cause",
-    RiskReason.NO_TOOL_CALL: "act with the tools instead of answering in text",
-    RiskReason.ALTERNATING_ACTIONS: "two commands keep undoing each other; pick one approach",
-    RiskReason.CONTEXT_WINDOW_ERRORS: "read less at once: search first, then read small parts",
     FallbackReason.NO_CHANGE: "edit the files; check that the agent CLI may write and run tools",
     FallbackReason.SECRET_IN_CHANGE: "remove the secret from the file named; read it from the "
     "environment at run time instead",
+    **{spec.reason: spec.guidance for spec in STEP_RULES},
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
 _ACCEPT: Final[dict[str, str]] = {

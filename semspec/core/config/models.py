@@ -7,8 +7,9 @@ Every field has a docstring; ``semspec config show`` prints the effective values
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -18,10 +19,13 @@ from pydantic import (
     SecretStr,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from semspec.core.step_rule_table import STEP_RULES, step_rule
 
 GatePresetName = Literal["python", "go", "node", "rust", "none"]
 RiskLevel = Literal["observe", "log", "warn", "pause", "halt", "escalate"]
@@ -298,40 +302,68 @@ class _RulesSection(_Section):
         return merged
 
 
-class StepRulesConfig(_RulesSection):
+class _StepRules(_RulesSection):
     """Rules over the steps inside an agent's turn (``agent.monitor.step``); each threshold is a
-    count of steps. ADR 0006 says why they pause first."""
+    count of steps. ADR 0006 says why they pause first. One field per row of
+    ``core.step_rule_table.STEP_RULES``, made by ``_step_rules_model``."""
 
-    repeated_action: StepRule = Field(default_factory=lambda: _step_rule(4))
-    """The same tool call returning the same output ``threshold`` times in a row."""
-    repeated_failure: StepRule = Field(default_factory=lambda: _step_rule(3))
-    """The same tool call failing with the same output ``threshold`` times in a row."""
-    no_tool_call: StepRule = Field(default_factory=lambda: _step_rule(3))
-    """``threshold`` model calls of the developer in a row that asked for no tool."""
-    alternating_actions: StepRule = Field(default_factory=lambda: _step_rule(6))
-    """Two tool calls taking turns, each returning its same output, over ``threshold`` steps."""
-    context_window_errors: StepRule = Field(default_factory=lambda: _step_rule(2))
-    """``threshold`` model calls refused because the prompt exceeded the context window."""
-    wait_tools: list[str] = []
-    """Tools that wait on purpose (polling is expected to repeat): the repetition rules skip
-    their steps, as they skip any step the agent marks ``wait``."""
+    def rule(self, reason: str) -> StepRule:
+        """The settings of the step rule named ``reason`` (a row of ``STEP_RULES``)."""
+        found = getattr(self, reason)
+        assert isinstance(found, StepRule), reason
+        return found
 
-    @field_validator(
-        "repeated_action",
-        "repeated_failure",
-        "no_tool_call",
-        "alternating_actions",
-        "context_window_errors",
-    )
+    @field_validator("*")
     @classmethod
-    def _threshold_is_a_count(cls, rule: StepRule, info: ValidationInfo) -> StepRule:
-        least = 4 if info.field_name == "alternating_actions" else 1
-        count = rule.threshold
-        if count != int(count) or not least <= count <= MAX_STEP_WINDOW:
+    def _threshold_is_a_count(cls, value: Any, info: ValidationInfo) -> Any:
+        spec = step_rule(info.field_name or "")
+        if spec is None or not isinstance(value, StepRule):
+            return value
+        count = value.threshold
+        if count != int(count) or not spec.least <= count <= MAX_STEP_WINDOW:
             raise ValueError(
-                f"threshold must be a whole number of steps from {least} to {MAX_STEP_WINDOW}"
+                f"threshold must be a whole number of steps from {spec.least} to {MAX_STEP_WINDOW}"
             )
-        return rule
+        return value
+
+
+def _step_rules_model() -> type[_StepRules]:
+    """``StepRulesConfig``: a field per step rule of the table, then ``wait_tools``."""
+    fields: dict[str, Any] = {
+        spec.reason: (
+            StepRule,
+            Field(default_factory=partial(_step_rule, spec.threshold), description=spec.meaning),
+        )
+        for spec in STEP_RULES
+    }
+    fields["wait_tools"] = (
+        list[str],
+        Field(
+            default=[],
+            description="Tools that wait on purpose (polling is expected to repeat): the "
+            "repetition rules skip their steps, as they skip any step the agent marks ``wait``.",
+        ),
+    )
+    return create_model(
+        "StepRulesConfig",
+        __base__=_StepRules,
+        __module__=__name__,
+        __doc__=_StepRules.__doc__,
+        **fields,
+    )
+
+
+if TYPE_CHECKING:
+
+    class StepRulesConfig(_StepRules):
+        """What type checkers see of the model ``_step_rules_model`` makes."""
+
+        wait_tools: list[str] = []
+
+        def __getattr__(self, reason: str) -> StepRule: ...
+
+else:
+    StepRulesConfig = _step_rules_model()
 
 
 class RiskConfig(_RulesSection):
@@ -375,7 +407,7 @@ class RiskConfig(_RulesSection):
     """Age and size bounds of the monitor's streams and KV bucket."""
     leader: LeaderConfig = Field(default_factory=LeaderConfig)
     """How several monitors of one stack elect the one that consumes (ADR 0005)."""
-    steps: StepRulesConfig = Field(default_factory=StepRulesConfig)
+    steps: StepRulesConfig = Field(default_factory=lambda: StepRulesConfig())
     """Stuck-agent rules over each step of a developer or reviewer turn (ADR 0006)."""
 
     @model_validator(mode="after")

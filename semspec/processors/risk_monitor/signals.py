@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from semspec.core.config.models import RiskLevel
-from semspec.core.reasons import RiskReason
+from semspec.core.step_rule_table import step_rule
 from semspec.vocabulary.events import UserSignal
 from semspec.vocabulary.signal_evidence import (
     ConflictEvidence,
@@ -25,15 +25,6 @@ def signal_id(task_id: str, reason: str, level: str, episode: int) -> str:
     """Id of the one signal a (task, rule, level, episode) may produce; the Nats-Msg-Id."""
     key = f"{task_id}\x00{reason}\x00{level}\x00{episode}".encode()
     return "sig-" + hashlib.sha256(key).hexdigest()[:32]
-
-
-_STEP_PATTERNS: dict[str, str] = {
-    RiskReason.REPEATED_ACTION: "repeated the same call with the same output",
-    RiskReason.REPEATED_FAILURE: "repeated the same call failing the same way",
-    RiskReason.NO_TOOL_CALL: "answered without calling a tool",
-    RiskReason.ALTERNATING_ACTIONS: "alternated two calls with the same outputs",
-    RiskReason.CONTEXT_WINDOW_ERRORS: "overflowed the context window",
-}
 
 
 def describe(task_id: str, reason: str, level: str, evidence: SignalEvidence) -> str:
@@ -63,7 +54,8 @@ def describe(task_id: str, reason: str, level: str, evidence: SignalEvidence) ->
                 f"{evidence.tokens_left} left"
             )
         case StepPatternEvidence():
-            what = f"the {evidence.role} {_STEP_PATTERNS.get(reason, reason)}" + (
+            spec = step_rule(reason)
+            what = f"the {evidence.role} {spec.pattern if spec else reason}" + (
                 f" ({', '.join(evidence.tools)})" if evidence.tools else ""
             )
             what += " at steps " + ", ".join(str(n) for n in evidence.step_numbers)

@@ -5,7 +5,9 @@ state's step window and yields the rules the step completes; ``rules.apply_event
 ladders. Nothing here reads a clock, so a recorded run replayed through it (``semspec monitor
 replay``) fires exactly where the live monitor would.
 
-What each rule compares (hashes only; the monitor never sees the text):
+The rules are the rows of ``core.step_rule_table.STEP_RULES``, checked in its order; a
+``tool`` rule's detector is its entry in ``TOOL_PATTERNS``. What each compares (hashes only; the
+monitor never sees the text):
 
 - ``repeated_failure``: the same tool call failing with the same output ``threshold`` times in a
   row. Checked first, so a failing loop is named as one even when ``repeated_action`` would match.
@@ -32,11 +34,11 @@ whole new run of ``threshold``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Final
 
 from semspec.core.config.models import RiskRule, StepRulesConfig
-from semspec.core.reasons import RiskReason
+from semspec.core.step_rule_table import STEP_RULES
 from semspec.processors.risk_monitor.state import TaskState, event_digest
 from semspec.vocabulary.events import StepEvent
 from semspec.vocabulary.signal_evidence import StepPatternEvidence
@@ -53,6 +55,9 @@ MAX_HASH_CHARS = 64
 their digest: equal stays equal, and a state stays small."""
 
 Trigger = tuple[str, RiskRule, StepPatternEvidence]
+
+_NO_TOOL_CALL, _WINDOW_ERRORS = "no_tool_call", "context_window_errors"
+"""The ``model`` rows of ``STEP_RULES``: each counts model calls in its own field of the state."""
 
 # Positions in a ``TaskState.step_window`` entry.
 _ID, _STEP, _TOOL, _ACTION, _OBSERVATION, _ERROR = range(6)
@@ -71,11 +76,12 @@ def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) ->
 
     if data.kind == "model":
         if data.error_kind == CONTEXT_WINDOW:
-            yield from _context_window(state, event, rules.context_window_errors, named)
+            yield from _context_window(state, event, rules.rule(_WINDOW_ERRORS), named)
         elif not data.error and data.role == "developer":
             # A provider's failure is neither silence nor a request; the reviewer answers in
             # text by design (its format retries are bounded by the agent itself).
-            yield from _silence(state, event, rules.no_tool_call, named, data.action_hash == "")
+            silent = data.action_hash == ""
+            yield from _silence(state, event, rules.rule(_NO_TOOL_CALL), named, silent)
         return
     state.silent_steps = []
     if data.wait or data.tool in rules.wait_tools:
@@ -101,23 +107,20 @@ def forget_steps(state: TaskState) -> None:
 
 def window_size(rules: StepRulesConfig) -> int:
     """Tool steps a task's window keeps: the largest threshold of an enabled tool-step rule."""
-    tool_rules = (rules.repeated_action, rules.repeated_failure, rules.alternating_actions)
+    tool_rules = [rules.rule(spec.reason) for spec in STEP_RULES if spec.reads == "tool"]
     return max([int(r.threshold) for r in tool_rules if r.enabled], default=1)
 
 
 def _tool_patterns(
     window: list[list[Any]], rules: StepRulesConfig
 ) -> Iterator[tuple[str, RiskRule, list[list[Any]]]]:
-    """Each tool-step rule whose pattern the window's newest steps complete, in checking order."""
-    rule = rules.repeated_failure
-    if rule.enabled and (run := _tail(window, rule)) and _same(run) and run[0][_ERROR]:
-        yield RiskReason.REPEATED_FAILURE, rule, run
-    rule = rules.repeated_action
-    if rule.enabled and (run := _tail(window, rule)) and _same(run):
-        yield RiskReason.REPEATED_ACTION, rule, run
-    rule = rules.alternating_actions
-    if rule.enabled and (run := _tail(window, rule)) and _alternating(run):
-        yield RiskReason.ALTERNATING_ACTIONS, rule, run
+    """Each tool-step rule whose pattern the window's newest steps complete, in the table's
+    order (``core.step_rule_table``)."""
+    for spec in STEP_RULES:
+        if spec.reads != "tool" or not (rule := rules.rule(spec.reason)).enabled:
+            continue
+        if (run := _tail(window, rule)) and TOOL_PATTERNS[spec.reason](run):
+            yield spec.reason, rule, run
 
 
 def _tail(window: list[list[Any]], rule: RiskRule) -> list[list[Any]]:
@@ -132,12 +135,26 @@ def _same(run: list[list[Any]]) -> bool:
     return all(_outcome(entry) == first for entry in run[1:])
 
 
+def _same_failing(run: list[list[Any]]) -> bool:
+    """Every step is the same call failing with the same output."""
+    return bool(run[0][_ERROR]) and _same(run)
+
+
 def _alternating(run: list[list[Any]]) -> bool:
     """Two different calls take turns, each with the same output every time."""
     even, odd = _outcome(run[0]), _outcome(run[1])
     if even[0] == odd[0]:
         return False  # one call: that is repetition, not alternation
     return all(_outcome(entry) == (even, odd)[i % 2] for i, entry in enumerate(run))
+
+
+TOOL_PATTERNS: Final[dict[str, Callable[[list[list[Any]]], bool]]] = {
+    "repeated_failure": _same_failing,
+    "repeated_action": _same,
+    "alternating_actions": _alternating,
+}
+"""The detector of each ``tool`` row of ``STEP_RULES``: whether a run of the newest
+``threshold`` tool steps makes its pattern. A test keeps the two in step."""
 
 
 def _outcome(entry: list[Any]) -> tuple[str, str, bool]:
@@ -153,7 +170,7 @@ def _silence(
     state.silent_steps = [*state.silent_steps, named][-int(rule.threshold) :]
     if rule.enabled and len(state.silent_steps) >= rule.threshold:
         found, state.silent_steps = state.silent_steps, []
-        yield RiskReason.NO_TOOL_CALL, rule, _evidence(event, found, [])
+        yield _NO_TOOL_CALL, rule, _evidence(event, found, [])
 
 
 def _context_window(
@@ -162,7 +179,7 @@ def _context_window(
     state.window_errors = [*state.window_errors, named][-int(rule.threshold) :]
     if rule.enabled and len(state.window_errors) >= rule.threshold:
         found, state.window_errors = state.window_errors, []
-        yield RiskReason.CONTEXT_WINDOW_ERRORS, rule, _evidence(event, found, [])
+        yield _WINDOW_ERRORS, rule, _evidence(event, found, [])
 
 
 def _evidence(event: StepEvent, found: list[list[Any]], tools: list[str]) -> StepPatternEvidence:
