@@ -173,7 +173,7 @@ async def _developer_turn(
     spec, ws = inp.spec, inp.workspace
     repo = Path(spec.repo_path)
     role = await asyncio.to_thread(_role, repo, "developer", spec.developer)
-    context = await asyncio.to_thread(developer_context, spec, list(inp.carried))
+    context = await asyncio.to_thread(developer_context, spec, list(inp.carried), ws.base_commit)
     request = DeveloperRequest(
         task_id=spec.task_id,
         title=spec.title,

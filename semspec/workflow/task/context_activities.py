@@ -8,8 +8,9 @@ them on its thread pool, never on its event loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rdflib import Literal
@@ -23,6 +24,8 @@ from semspec.core.errors import SemspecError
 from semspec.core.logging import get_logger
 from semspec.graph.access import graph_config, open_store
 from semspec.graph.store import GraphStore
+from semspec.knowledge.sources.pinned import rules_on_commit
+from semspec.knowledge.sources.sop_document import SopDocument
 from semspec.model.performance import MemoryPerformanceHistory, PerformanceHistory, TaskOutcome
 from semspec.model.registry import ModelRegistry, load_registry
 from semspec.vocabulary import code as C
@@ -100,17 +103,20 @@ def _imports_between(store: GraphStore | None, files: list[str]) -> dict[str, se
     return edges
 
 
-def sop_requirements(store: GraphStore | None, files: list[str]) -> list[str]:
+def sop_requirements(
+    store: GraphStore | None, files: list[str], pinned: Sequence[SopDocument] | None = None
+) -> list[str]:
     """Every requirement of the SOPs whose ``applies_to`` matches a task file, most severe SOP
     first, each prefixed with its severity and SOP id (nothing is cut: the developer must see
-    every error-severity requirement)."""
+    every error-severity requirement). With ``pinned`` (the rule files of the task's base
+    commit), rule files come from it, as for the reviewer (``matching_sops``)."""
     if store is None or not files:
         return []
     from semspec.workflow.context.assembler_sops import matching_sops
 
     return [
         f"[{sop.severity}] {sop.sop_id}: {requirement}"
-        for sop in matching_sops(store, files)
+        for sop in matching_sops(store, files, pinned)
         for requirement in sop.requirements
     ]
 
@@ -284,6 +290,9 @@ def finalize(inp: FinalizeInput) -> FinalizeStep:
                         pattern.get("applies_to") or "*",
                         pattern.get("description", ""),
                         f"task {spec.task_id} reviewed by {inp.reviewer}",
+                        # The convention's scope is the glob the approved files share.
+                        files=inp.files or spec.task_files,
+                        recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
                     )
                 )
     if inp.outcome in ("approved", "aborted", "failed"):
@@ -307,12 +316,20 @@ def finalize(inp: FinalizeInput) -> FinalizeStep:
     return FinalizeStep(decision=decision, conventions=conventions, checkpoints_deleted=deleted)
 
 
-def developer_context(spec: TaskSpec, carried: list[str]) -> str:
-    """SOP requirements for the task files plus decisions carried over a checkpoint."""
+def developer_context(spec: TaskSpec, carried: list[str], base_commit: str | None = None) -> str:
+    """SOP requirements for the task files plus decisions carried over a checkpoint.
+
+    With ``base_commit``, rule files (``AGENTS.md``, ``CLAUDE.md``, …) are read as they are on
+    it, as the reviewer's are (``review_context``): a change that edits them, or a checkout
+    synced after the task started, does not change the rules the developer is guided by.
+    """
     repo = Path(spec.repo_path)
     config = repo_config(repo)
+    pinned = rules_on_commit(repo, base_commit, config.sources.rules) if base_commit else None
     with graph_of(repo, config, create=False) as store:
-        requirements = sop_requirements(store, list(spec.task_files))
+        requirements = sop_requirements(
+            store, list(spec.task_files), None if pinned is None else pinned.docs
+        )
     parts = []
     if requirements:
         parts.append("## SOP requirements\n" + "\n".join(f"- {r}" for r in requirements))
