@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from semspec.core.errors import InputError
@@ -10,12 +12,14 @@ from semspec.vocabulary import semspec_terms as st
 from semspec.vocabulary.namespaces import plan_iri
 from semspec.workflow.knowledge import (
     Convention,
+    ConventionApproval,
     Decision,
     conventions_for,
     decisions_for,
     record_convention,
     record_decision,
 )
+from tests.support.repos import make_repo
 
 
 def test_decisions_are_found_by_task_plan_or_file_in_a_fixed_order(store: GraphStore) -> None:
@@ -54,9 +58,15 @@ def test_conventions_match_files_by_glob_and_come_back_ordered(store: GraphStore
     record_convention(store, "semspec", "go-wrap", "*.go", "Wrap errors.", "r3")
     found = conventions_for(store, ["semspec/cli/app.py"])
     assert found == [
-        Convention("semspec", "cli-json", ("semspec/cli/*.py",), "Offer --json.", "r2"),
-        Convention("semspec", "typed-errors", ("*.py",), "Raise typed errors.", "r1"),
-    ]
+        Convention(
+            "semspec", "cli-json", ("semspec/cli/*.py",), "Offer --json.", "r2",
+            (ConventionApproval("r2"),),
+        ),
+        Convention(
+            "semspec", "typed-errors", ("*.py",), "Raise typed errors.", "r1",
+            (ConventionApproval("r1"),),
+        ),
+    ]  # fmt: skip
     assert conventions_for(store, ["README.md"]) == []
 
 
@@ -65,3 +75,88 @@ def test_empty_fields_are_refused_with_the_field_named(store: GraphStore) -> Non
         record_decision(store, "t1", "p1", " ", "text", [])
     with pytest.raises(InputError, match="applies_to"):
         record_convention(store, "p", "n", [], "d", "r")
+
+
+def test_a_convention_applies_to_the_glob_its_approvals_files_share(store: GraphStore) -> None:
+    # The reviewer noted the default "*": the scope is still the folder the change touched.
+    record_convention(
+        store, "p", "typed-errors", "*", "Raise typed errors.", "task t1 reviewed by r",
+        files=["src/api/users.py", "src/api/v2/orders.py"], recorded_at="2026-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    (learned,) = conventions_for(store, ["src/api/v3/new.py"])
+    assert learned.applies_to == ("src/api/**/*.py",)
+    assert learned.approvals == (
+        ConventionApproval(
+            "task t1 reviewed by r",
+            ("src/api/users.py", "src/api/v2/orders.py"),
+            "2026-01-01T00:00:00+00:00",
+        ),
+    )
+    assert conventions_for(store, ["src/web/page.py"]) == []
+    assert conventions_for(store, ["src/api/users.txt"]) == []
+
+
+def test_a_second_approval_widens_the_scope_to_what_both_share_and_is_listed(
+    store: GraphStore,
+) -> None:
+    first = ["src/api/users.py"]
+    record_convention(store, "p", "n", "*", "First.", "task t1", first, "2026-01-01T00:00:00Z")
+    record_convention(store, "p", "n", "*", "Second.", "task t2", ["src/web/a.py"], "2026-01-02")
+    # The same approval recorded again (an activity retried) replaces only itself.
+    record_convention(store, "p", "n", "*", "First.", "task t1", first, "2026-01-01T00:00:00Z")
+    (learned,) = conventions_for(store, ["src/cli/x.py"])
+    assert learned.applies_to == ("src/**/*.py",)
+    assert [(a.review, a.files) for a in learned.approvals] == [
+        ("task t1", ("src/api/users.py",)),
+        ("task t2", ("src/web/a.py",)),
+    ]
+    assert (learned.description, learned.source_review) == ("Second.", "task t2")
+
+
+def test_a_reviewer_glob_picks_the_evidence_among_the_changed_files(store: GraphStore) -> None:
+    changed = ["src/api/users.py", "docs/api.md", "tests/test_users.py"]
+    record_convention(store, "p", "n", "src/**", "Typed.", "task t1", changed)
+    (learned,) = conventions_for(store, ["src/api/orders.py"])
+    assert learned.applies_to == ("src/api/**/*.py",)
+    assert learned.approvals[0].files == ("src/api/users.py",)
+    assert conventions_for(store, ["docs/other.md"]) == []
+
+
+def test_the_knowledge_page_shows_a_conventions_scope_and_its_approvals(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    from semspec.console.knowledge_data import gather
+    from semspec.console.state import template_environment
+
+    files = {"src/api/users.py": "x = 1\n", "src/api/v2/orders.py": "y = 2\n", "b.py": ""}
+    repo = tmp_path / "repo"
+    make_repo(repo, files)
+    record_convention(
+        store, "p", "typed-errors", "*", "Raise typed errors.", "task t1 reviewed by r",
+        ["src/api/users.py"], "2026-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    record_convention(
+        store, "p", "typed-errors", "*", "Raise typed errors.", "task t2 reviewed by r",
+        ["src/api/v2/orders.py"],
+    )  # fmt: skip
+    html = (
+        template_environment()
+        .get_template("knowledge.html")
+        .render(
+            k=gather(store, repo),
+            problem="",
+            shown=50,
+            request=None,
+            url_for=lambda *a, **k: "/",
+            active="knowledge",
+            page_status={"escalations": None, "monitor": ""},
+        )
+    )
+    row = html.split('data-convention="typed-errors"', 1)[1].split("</tr>", 1)[0]
+    assert "<code>src/api/**/*.py</code>" in row
+    assert "<td>2</td>" in row  # the two tracked files under src/api
+    assert (
+        '<li data-approval="task t1 reviewed by r">task t1 reviewed by r '
+        "(2026-01-01T00:00:00+00:00): <code>src/api/users.py</code></li>"
+    ) in row
+    assert '<li data-approval="task t2 reviewed by r">' in row

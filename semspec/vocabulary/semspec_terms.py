@@ -43,6 +43,10 @@ CONVENTION_DESCRIPTION: Final = SEMSPEC["semspec.convention.description"]
 """What the convention asks for."""
 CONVENTION_SOURCE_REVIEW: Final = SEMSPEC["semspec.convention.source_review"]
 """Id of the review that approved the pattern."""
+CONVENTION_FILE: Final = SEMSPEC["semspec.convention.file"]
+"""A repo-relative path of the approved change the convention was seen in (one per triple)."""
+CONVENTION_RECORDED_AT: Final = SEMSPEC["semspec.convention.recorded_at"]
+"""When the approval was recorded (ISO 8601, UTC)."""
 
 WAS_DERIVED_FROM: Final = PROV.wasDerivedFrom
 """W3C PROV: decision → the plan it was derived from."""

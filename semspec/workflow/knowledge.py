@@ -1,8 +1,12 @@
 """Decisions and conventions in the knowledge graph: what approved tasks decided (linked to
 their plan with PROV ``wasDerivedFrom``) and what approved reviews taught.
 
-Each decision and convention is its own named graph, so recording one again replaces it. Every
-reader returns items in a fixed order so the reviewer's context is reproducible.
+Each decision is its own named graph, so recording one again replaces it. A convention is every
+approval that noted it (same project and name), each approval its own named graph: two tasks
+approved at once both add theirs, and a retried activity replaces its own. The convention
+applies to the glob the files of all its approvals share (``convention_scope``), so it widens
+as approvals in neighbouring folders confirm it. Every reader returns items in a fixed order so
+the reviewer's context is reproducible.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from semspec.vocabulary.namespaces import (
     plan_iri,
     task_iri,
 )
+from semspec.workflow.convention_scope import evidence_files, evidence_sample, shared_glob
 
 
 @dataclass(frozen=True)
@@ -42,14 +47,28 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class ConventionApproval:
+    """One approved review that noted a convention: the review, the files of its change the
+    convention was seen in (none for one recorded without files), and when."""
+
+    review: str
+    files: tuple[str, ...] = ()
+    recorded_at: str = ""
+    """ISO 8601 UTC; empty for one recorded before approvals were dated."""
+
+
+@dataclass(frozen=True)
 class Convention:
-    """A convention of ``project`` for files matching ``applies_to``."""
+    """A convention of ``project`` for files matching ``applies_to``: the glob its approvals'
+    files share; ``description`` and ``source_review`` are the latest approval's."""
 
     project: str
     name: str
     applies_to: tuple[str, ...]
     description: str
     source_review: str
+    approvals: tuple[ConventionApproval, ...] = ()
+    """Every approval it was learned from, oldest first."""
 
 
 def _required(**values: str) -> None:
@@ -93,9 +112,11 @@ def record_decision(
     return graph
 
 
-def convention_graph(project: str, name: str) -> str:
-    """Named graph of the convention ``name`` of ``project``."""
-    return f"{CONVENTION_GRAPH_PREFIX}{local(project)}:{_key(project, name)}"
+def convention_graph(project: str, name: str, review: str = "") -> str:
+    """Named graph of the convention ``name`` of ``project``; with ``review``, of that one
+    approval of it."""
+    graph = f"{CONVENTION_GRAPH_PREFIX}{local(project)}:{_key(project, name)}"
+    return f"{graph}:{_key(review)}" if review else graph
 
 
 def record_convention(
@@ -105,14 +126,26 @@ def record_convention(
     applies_to: str | Sequence[str],
     description: str,
     source_review: str,
+    files: Sequence[str] = (),
+    recorded_at: str = "",
 ) -> str:
-    """Store a convention (replacing one of the same project and name); returns its graph."""
+    """Store one approval of a convention; returns its graph.
+
+    With ``files`` (the approved change's files) the approval is evidence for the glob those
+    files share, ``applies_to`` (the reviewer's glob) only picking which of them it was seen
+    in, and it is added beside the convention's other approvals (replacing only one of the
+    same review). Without, ``applies_to`` is the scope and the convention of that project and
+    name recorded without files is replaced.
+    """
     globs = [applies_to] if isinstance(applies_to, str) else list(applies_to)
     _required(project=project, name=name, description=description, source_review=source_review)
     if not globs or any(not g.strip() for g in globs):
         raise InputError("applies_to must hold at least one non-empty glob", hint="e.g. '*.py'")
-    graph = convention_graph(project, name)
-    node = convention_iri(project, _key(project, name))
+    evidence = evidence_sample(evidence_files([g.strip() for g in globs], files))
+    scope = [shared_glob(evidence)] if evidence else sorted({g.strip() for g in globs})
+    review = source_review if evidence else ""
+    graph = convention_graph(project, name, review)
+    node = convention_iri(project, _key(project, name, review) if review else _key(project, name))
     triples: list[Triple] = [
         (node, RDF.type, st.CONVENTION),
         (node, st.CONVENTION_PROJECT, Literal(project)),
@@ -120,7 +153,10 @@ def record_convention(
         (node, st.CONVENTION_DESCRIPTION, Literal(description)),
         (node, st.CONVENTION_SOURCE_REVIEW, Literal(source_review)),
     ]
-    triples += [(node, st.CONVENTION_APPLIES_TO, Literal(g.strip())) for g in sorted(set(globs))]
+    triples += [(node, st.CONVENTION_APPLIES_TO, Literal(g)) for g in scope]
+    triples += [(node, st.CONVENTION_FILE, Literal(f)) for f in evidence]
+    if recorded_at:
+        triples.append((node, st.CONVENTION_RECORDED_AT, Literal(recorded_at)))
     store.replace_graph(graph, triples)
     return graph
 
@@ -178,30 +214,53 @@ GROUP BY ?d ?task ?plan ?title ?text""",
 
 
 def all_conventions(store: GraphStore) -> list[Convention]:
-    """Every convention in the graph, ordered by project and name."""
+    """Every convention in the graph, its approvals merged, ordered by project and name."""
     rows = store.select(
-        f"""SELECT ?project ?name ?description ?review
+        f"""SELECT ?project ?name ?description ?review ?recorded
        (GROUP_CONCAT(DISTINCT ?glob; SEPARATOR="\\n") AS ?globs)
+       (GROUP_CONCAT(DISTINCT ?file; SEPARATOR="\\n") AS ?files)
 WHERE {{
   GRAPH ?g {{
     ?c a <{st.CONVENTION}> ; <{st.CONVENTION_PROJECT}> ?project ; <{st.CONVENTION_NAME}> ?name ;
        <{st.CONVENTION_DESCRIPTION}> ?description ; <{st.CONVENTION_SOURCE_REVIEW}> ?review ;
        <{st.CONVENTION_APPLIES_TO}> ?glob .
+    OPTIONAL {{ ?c <{st.CONVENTION_FILE}> ?file }}
+    OPTIONAL {{ ?c <{st.CONVENTION_RECORDED_AT}> ?recorded }}
   }}
 }}
-GROUP BY ?c ?project ?name ?description ?review"""
+GROUP BY ?c ?project ?name ?description ?review ?recorded"""
     )
-    found = [
-        Convention(
-            project=_s(r, "project"),
-            name=_s(r, "name"),
-            applies_to=tuple(sorted(_s(r, "globs").split("\n"))),
-            description=_s(r, "description"),
-            source_review=_s(r, "review"),
+    grouped: dict[tuple[str, str], list[tuple[ConventionApproval, str, tuple[str, ...]]]] = {}
+    for r in rows:
+        approval = ConventionApproval(
+            review=_s(r, "review"),
+            files=tuple(sorted(f for f in _s(r, "files").split("\n") if f)),
+            recorded_at=_s(r, "recorded"),
         )
-        for r in rows
-    ]
-    return sorted(found, key=lambda c: (c.project, c.name))
+        globs = tuple(sorted(g for g in _s(r, "globs").split("\n") if g))
+        key = (_s(r, "project"), _s(r, "name"))
+        grouped.setdefault(key, []).append((approval, _s(r, "description"), globs))
+    return [_merged(project, name, found) for (project, name), found in sorted(grouped.items())]
+
+
+def _merged(
+    project: str, name: str, found: list[tuple[ConventionApproval, str, tuple[str, ...]]]
+) -> Convention:
+    """One convention from its approvals: the glob all their files share (plus the globs of
+    approvals recorded without files), the latest approval's description."""
+    found.sort(key=lambda a: (a[0].recorded_at, a[0].review, a[1]))
+    files = [f for approval, _, _ in found for f in approval.files]
+    scope = {shared_glob(files)} if files else set()
+    scope.update(g for approval, _, globs in found if not approval.files for g in globs)
+    latest, description, _ = found[-1]
+    return Convention(
+        project=project,
+        name=name,
+        applies_to=tuple(sorted(scope)),
+        description=description,
+        source_review=latest.review,
+        approvals=tuple(approval for approval, _, _ in found),
+    )
 
 
 def conventions_for(store: GraphStore, files: Sequence[str]) -> list[Convention]:
