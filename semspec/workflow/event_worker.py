@@ -33,9 +33,7 @@ def build_event_worker(
         client,
         task_queue=event_queue(task_queue),
         identity=identity,
-        # ``publish`` too: it is only scheduled by runs from before the outbox, on the loop's
-        # queue, but a worker serving both queues costs nothing.
-        activities=[activities.publish_events, activities.publish],
+        activities=[activities.publish_events],
         max_concurrent_activities=EVENT_SLOTS,
         interceptors=interceptors,
     )

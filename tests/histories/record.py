@@ -5,9 +5,7 @@ server and an in-process worker and runs two tasks:
 
 - every branch of the loop (a failed gate, a ``request_changes``, an escalation for exhausted
   retries, a human ``retry``, a reviewer asking for more information, the enrichment, approval
-  and the commit), written to ``task_workflow_all_branches.json``; it was recorded before steps
-  could be interrupted, so it also proves that the ``interrupt-running-step`` patch keeps such
-  runs replaying;
+  and the commit), written to ``task_workflow_all_branches.json``;
 - risk signals in the middle of steps: a ``halt`` cancels the running gate, the escalation is
   answered with ``retry``, a ``pause`` cancels the next gate and checkpoints; the first run is
   ``task_workflow_signals.json`` and the run it continued as (resumed from the checkpoint,
@@ -15,10 +13,12 @@ server and an in-process worker and runs two tasks:
 
 ``python tests/histories/record.py signals`` records only the second (likewise ``all-branches``).
 
-Re-record after every intended change to the task workflow (``workflow/task/workflows.py`` and
-the modules it runs: bounds, steps, escalations, carry, risk signals): the replay test then
-proves that the *next* change replays this history deterministically (or that it is guarded by
-``workflow.patched``). An unintended replay failure means the change would break running tasks.
+When to re-record (ADR 0007): a change within a minor version must replay these histories as they
+are (guard a change of commands with ``workflow.patched`` and list it in
+``semspec/workflow/patches.py``); the first commit of a new minor version removes the old patches
+and records them again, as does an intended change the histories cannot replay. An unintended
+replay failure means the change would break running tasks. Issue 27 recorded all three again
+after the patches of 0.1.0 development went.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ SIGNALS_RESUMED_FILE = HERE / "task_workflow_signals_resumed.json"
 SIGNALS_TASK_ID = "replay-signals"
 SIGNALS_WORKFLOW_ID = task_workflow_id(SIGNALS_TASK_ID)
 
+START = "def add(a, b):\n    return 0\n"
+"""The base commit's calc.py: the first developer turn must change it (an unchanged turn is
+sent back without gates)."""
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
 ITERATIONS: list[dict[str, Any]] = [
@@ -83,7 +86,7 @@ async def record(out: Path = HISTORY_FILE) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         repo = root / "repo"
-        make_repo(repo, {"README.md": "# sample\n", "calc.py": BROKEN})
+        make_repo(repo, {"README.md": "# sample\n", "calc.py": START})
         script = write_script(root / "script.yaml", ITERATIONS)
         inp = task_input(repo, script, TASK_ID, max_retries=1)
         env = await WorkflowEnvironment.start_local(

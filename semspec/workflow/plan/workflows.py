@@ -56,12 +56,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.messages import PLAN_START, TaskResult
     from semspec.workflow.task.owner_check import check_start
     from semspec.workflow.task.usage import USAGE_MEMO
-    from semspec.workflow.task.workflows import (
-        SIGNED_CONTROL,
-        SIGNED_RUNS,
-        USAGE_MEMO_PATCH,
-        TaskWorkflow,
-    )
+    from semspec.workflow.task.workflows import TaskWorkflow
 
 
 @workflow.defn(name=PLAN_WORKFLOW)
@@ -81,16 +76,12 @@ class PlanWorkflow:
             inp.plan_id, inp.title, tasks=list(self._rows.values()), max_cost_usd=inp.max_cost_usd
         )
         self._changed = False
-        self._signed = workflow.patched(SIGNED_CONTROL)
-        self._signed_runs = workflow.patched(SIGNED_RUNS)
-        self._memo = workflow.patched(USAGE_MEMO_PATCH)
         self._owner_key = inp.owner_key
 
     @workflow.run
     async def run(self, inp: PlanInput) -> PlanResult:
-        if self._signed:
-            what, command = f"plan {inp.plan_id}", "semspec plan submit"
-            check_start(inp, PLAN_START, what, command, every_run=self._signed_runs)
+        what, command = f"plan {inp.plan_id}", "semspec plan submit"
+        check_start(inp, PLAN_START, what, command)
         status = self._status
         children: list[asyncio.Task[None]] = []
         try:
@@ -155,13 +146,11 @@ class PlanWorkflow:
         spec = replace(task.input.spec, after_commits=after)
         child = replace(task.input, spec=spec, share_usd=row.share_usd)
         child_id = task_workflow_id(row.task_id)
-        if self._signed:
-            # The plan's signature covered the tasks; each runs under the plan's owner.
-            child = replace(child, owner_key=self._owner_key, start_signature="")
+        # The plan's signature covered the tasks; each runs under the plan's owner.
+        child = replace(child, owner_key=self._owner_key, start_signature="")
         try:
-            if self._signed_runs:
-                # Signed by the worker, which checks that it is one of this signed plan's tasks.
-                child = await signed_child(child_id, child, child.limits.activity_attempts)
+            # Signed by the worker, which checks that it is one of this signed plan's tasks.
+            child = await signed_child(child_id, child, child.limits.activity_attempts)
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run,
                 child,
@@ -173,8 +162,7 @@ class PlanWorkflow:
             row.branch, row.iterations = result.branch, result.iterations
             row.cost_usd = result.status.usage.cost_usd
             self._status.usage.merge(result.status.usage)
-            if self._memo:
-                workflow.upsert_memo({USAGE_MEMO: self._status.usage.to_memo()})
+            workflow.upsert_memo({USAGE_MEMO: self._status.usage.to_memo()})
         except ActivityError as err:
             if isinstance(err.cause, TemporalCancelledError):
                 raise asyncio.CancelledError() from err

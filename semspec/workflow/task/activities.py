@@ -3,10 +3,9 @@
 Each activity is safe to re-run: worktree creation is idempotent, the approval commit carries
 a key that is checked before committing, and events carry stable ``Nats-Msg-Id`` values.
 
-Loop events of runs with an outbox (``EventContext.outbox``) are not published by the steps: a
-step validates its events and hands them back in its result, the workflow queues them with its
-own, and ``publish_events`` sends the queue in order, failing (to be retried) while NATS does not
-acknowledge. Runs recorded before the outbox publish from the steps and drop what NATS refuses.
+Loop events are not published by the steps: a step validates its events and hands them back
+in its result, the workflow queues them in its outbox with its own, and ``publish_events`` sends
+the queue in order, failing (to be retried) while NATS does not acknowledge.
 
 The agents' steps are published as they happen by the turn's observer (``step_events.py``),
 which also stops an agent at its next step on a halt or pause for the task.
@@ -49,7 +48,6 @@ from semspec.vocabulary.event_payloads import (
     FilesPayload,
     GatePayload,
     GateRun,
-    IterationPayload,
     ReviewPayload,
 )
 from semspec.vocabulary.events import LoopEvent, MonitorEvent, UserSignal, monitor_event
@@ -82,7 +80,6 @@ from semspec.workflow.task.messages import (
     PublishBatch,
     PublishedBatch,
     PublishInput,
-    PublishResult,
     ReviewContextUse,
     ReviewInput,
     ReviewStep,
@@ -277,7 +274,7 @@ def _changes(spec: TaskSpec, ws: Workspace) -> tuple[DiffInfo, Changes]:
 
 @dataclass
 class StepEvents:
-    """The loop events of one step: queued for the workflow's outbox, or counted as dropped."""
+    """The loop events of one step: queued for the workflow's outbox, or counted as refused."""
 
     dropped: int = 0
     queued: list[PublishInput] = field(default_factory=list)
@@ -302,7 +299,7 @@ class TaskActivities:
         payload: Callable[[], EventPayload | dict[str, Any]],
         suffix: str = "",
     ) -> None:
-        """Validate one loop event, then queue it in ``out`` or (before the outbox) publish it.
+        """Validate one loop event, then queue it in ``out`` for the workflow's outbox.
 
         ``payload`` is built inside the publisher's validation, so a bad payload is refused and
         counted there rather than failing the activity (see ``publisher.py``).
@@ -322,9 +319,6 @@ class TaskActivities:
                 at=datetime.now(UTC).isoformat(),
             )
 
-        if not ctx.outbox:
-            out.dropped += 0 if await self.publisher.send(event, kind) else 1
-            return
         built = self.publisher.build(event, kind)
         if not isinstance(built, LoopEvent):
             out.dropped += 1
@@ -404,14 +398,8 @@ class TaskActivities:
     @activity_errors
     async def develop(self, inp: DeveloperInput) -> DeveloperStep:
         """Run the developer agent for one iteration, then read what it changed from git."""
+        # The workflow queued this iteration's ``iteration`` event before the step.
         spec, events = inp.spec, StepEvents()
-        if not inp.events.outbox:  # with an outbox the workflow queues it before this step
-            await self._emit(
-                events,
-                inp.events,
-                "iteration",
-                lambda: IterationPayload(phase="developer", retries=inp.retries),
-            )
         observer = self._observer(inp.events, "developer", inp.cost_budget_usd)
         try:
             async with observer:
@@ -610,19 +598,6 @@ class TaskActivities:
             return CommitStep(commit_id=str(tip), created=False)
         return CommitStep(commit_id=info.commit_id, created=info.created)
 
-    @activity.defn(name="task.publish")
-    async def publish(self, inp: PublishInput) -> PublishResult:
-        """Publish a loop event and, for escalations, a user signal, in one attempt each.
-
-        The path of runs from before the outbox: what NATS does not take is dropped.
-        """
-        if self.publisher is None:
-            return PublishResult(published=True, dropped=0)
-        messages, dropped = self._messages(inp)
-        for message in messages:
-            dropped += 0 if await self.publisher.deliver_or_drop(message, inp.kind) else 1
-        return PublishResult(published=dropped == 0, dropped=dropped)
-
     @activity.defn(name="task.publish_events")
     @activity_errors
     async def publish_events(self, batch: PublishBatch) -> PublishedBatch:
@@ -655,7 +630,6 @@ class TaskActivities:
             self.review,
             self.enrich,
             self.commit,
-            self.publish,
             self.publish_events,
         ]
 

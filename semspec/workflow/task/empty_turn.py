@@ -12,9 +12,6 @@ from __future__ import annotations
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.task.bounds import Escalate
 
-NO_CHANGE_PATCH = "empty-turn-is-no-submission"
-"""Patch id: runs from here on send an empty turn back, then escalate ``no_change``; and an
-approval that commits nothing new reports no commit."""
 NO_CHANGE_FEEDBACK = (
     "Your last turn changed no file in the worktree, so nothing was submitted. Make the change "
     "the task asks for by editing the files in the current directory (if your tools were "

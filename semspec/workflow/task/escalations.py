@@ -40,7 +40,8 @@ class Escalations:
     owner_key: str = ""
     """The public key answers must be signed with."""
     signed: bool = True
-    """Whether answers must be signed (false only when replaying runs from before)."""
+    """Whether answers must be signed: the workflow always checks; False only where a test
+    checks an answer's content alone."""
 
     def open(
         self,

@@ -3,16 +3,14 @@
 Issue 26: with 50 tasks whose gates took 10 s on one worker, the outbox's ``publish_events``
 calls waited for an activity slot behind gates and agents, so loop events reached the monitor
 up to 22 s late, and a conflict halt can come only after the later task's ``files`` event.
-Runs that recorded the ``EVENT_QUEUE_PATCH`` marker schedule their publishing on
-``event_queue(task_queue)``, which every worker serves with slots of its own
-(``semspec/workflow/event_worker.py``); a publish holds its slot for one NATS round trip.
+The outbox schedules its publishing on ``event_queue(task_queue)``, which every worker serves
+with slots of its own (``semspec/workflow/event_worker.py``); a publish holds its slot for one
+NATS round trip.
 Imported by workflow code: pure, no I/O.
 """
 
 from __future__ import annotations
 
-EVENT_QUEUE_PATCH = "loop-events-own-queue"
-"""Marker of runs that publish on the event queue (earlier runs keep the loop's own queue)."""
 EVENT_SLOTS = 8
 """Publishing calls a worker runs at once: one per draining task, each a NATS round trip."""
 

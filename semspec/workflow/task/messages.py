@@ -318,8 +318,6 @@ class EventContext:
     workflow_id: str
     run_id: str
     iteration: int
-    outbox: bool = False
-    """The run queues its events in an outbox (steps hand theirs back instead of publishing)."""
 
 
 @dataclass(frozen=True)
@@ -360,7 +358,7 @@ class DeveloperStep:
     out_of_scope: list[str] = field(default_factory=list)
     events_dropped: int = 0
     events: list[PublishInput] = field(default_factory=list)
-    """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
+    """Its loop events, validated, for the workflow's outbox."""
     usage: TurnUsage = field(default_factory=TurnUsage)
     """Steps, tokens and dollars of the turn."""
     stopped: str | None = None
@@ -390,7 +388,7 @@ class GatesStep:
     summary: str
     events_dropped: int = 0
     events: list[PublishInput] = field(default_factory=list)
-    """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
+    """Its loop events, validated, for the workflow's outbox."""
 
 
 @dataclass(frozen=True)
@@ -468,7 +466,7 @@ class ReviewStep:
     tokens_used: int = 0
     events_dropped: int = 0
     events: list[PublishInput] = field(default_factory=list)
-    """Its loop events, validated, for the workflow's outbox (runs with an outbox)."""
+    """Its loop events, validated, for the workflow's outbox."""
     usage: TurnUsage = field(default_factory=TurnUsage)
     """Steps, tokens and dollars of the review."""
     stopped: str | None = None
@@ -540,12 +538,6 @@ class PublishInput:
     signal_message: str = ""
     at: str = ""
     """When the loop recorded the event (ISO 8601, UTC); empty: when it is published."""
-
-
-@dataclass(frozen=True)
-class PublishResult:
-    published: bool
-    dropped: int
 
 
 @dataclass(frozen=True)
@@ -629,7 +621,7 @@ class TaskStatus:
     paused: bool = False
     halted: bool = False
     events_dropped: int = 0
-    """Loop events refused as invalid, or (in runs from before the outbox) lost to an outage."""
+    """Loop events refused as invalid (the outbox loses none to an outage)."""
     events_pending: int = 0
     """Loop events waiting in the outbox until NATS acknowledges them."""
     log: list[LogEntry] = field(default_factory=list)

@@ -9,8 +9,7 @@ checkpoint carries it into the next run. Every event keeps the id it got when th
 (``Nats-Msg-Id``), so a batch sent twice is stored once. Before the workflow returns it waits
 until the outbox is empty (``drained``): ``finished`` is always the last event out.
 
-Runs that record ``EVENT_QUEUE_PATCH`` send their calls to the event queue, where no gate or
-agent holds the slots (``event_queue.py``); runs recorded before it keep the loop's own queue.
+The calls go to the event queue, where no gate or agent holds the slots (``event_queue.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.event_queue import EVENT_QUEUE_PATCH, event_queue
+from semspec.workflow.task.event_queue import event_queue
 from semspec.workflow.task.messages import PublishBatch, PublishInput, TaskStatus
 
 BATCH = 20
@@ -87,19 +86,13 @@ class Outbox:
             sent = await workflow.execute_activity_method(
                 TaskActivities.publish_events,
                 PublishBatch(self._events[:BATCH]),
-                task_queue=self._queue(),
+                task_queue=event_queue(workflow.info().task_queue),
                 start_to_close_timeout=PUBLISH_TIMEOUT,
                 retry_policy=RETRY_FOREVER,
             )
             del self._events[: sent.sent]
             self._status.events_dropped += sent.refused
             self._count()
-
-    def _queue(self) -> str | None:
-        """The event queue, or None (the run's own queue) for runs from before it."""
-        if workflow.patched(EVENT_QUEUE_PATCH):
-            return event_queue(workflow.info().task_queue)
-        return None
 
     def _ready(self) -> bool:
         return bool(self._events) or self._closing

@@ -27,15 +27,10 @@ UNSIGNED_START = "UnsignedStart"
 """Error type of a task or plan whose start the owner did not sign."""
 
 
-def check_start(
-    inp: SignedInput, purpose: str, what: str, command: str, every_run: bool = True
-) -> None:
+def check_start(inp: SignedInput, purpose: str, what: str, command: str) -> None:
     """In workflow code: fail the workflow at once (non-retryable) unless ``inp`` carries the
-    owner's signature over it. ``every_run`` False: runs recorded before children were signed
-    (``workflow.patched``), where a child was trusted for its parent."""
+    owner's signature over it, whoever started the run (a parent proves nothing, issue 25)."""
     info = workflow.info()
-    if not every_run and info.parent is not None:
-        return
     if verify(inp.owner_key, inp.start_signature, purpose, start_fields(info.workflow_id, inp)):
         return
     how = "wrong" if inp.start_signature else "missing"

@@ -4,9 +4,7 @@ Each event carries a ``Nats-Msg-Id`` derived from the workflow run, iteration an
 retried publish sends the same id and JetStream drops the duplicate. ``deliver`` makes one
 attempt (connect, publish, wait for the ack), bounded by ``attempt_s``, and raises
 ``ServiceError`` when NATS does not acknowledge: the task workflow's outbox retries it through
-Temporal for as long as the outage lasts (``outbox.py``), so no event is dropped. ``send`` is the
-path of runs recorded before the outbox: the same single attempt, and an event NATS does not take
-is dropped and counted (``dropped``).
+Temporal for as long as the outage lasts (``outbox.py``), so no event is dropped.
 
 Events and signals are validated against their models before they are sent (``build``). One
 that fails is a bug in the code that built it: it is refused, logged at error level with the
@@ -49,7 +47,6 @@ class EventPublisher:
     """Limits of the streams it creates when missing (the monitor updates existing ones)."""
     replicas: int = 1
     """Replicas of the streams it creates when missing (``services.nats.replicas``)."""
-    dropped: int = 0
     refused: int = 0
     _nc: NatsClient | None = None
     _ready: bool = False
@@ -97,29 +94,6 @@ class EventPublisher:
         else:
             subject, msg_id = monitor_subject(message.kind), message.event_id
         await self.publish(subject, message.to_json(), msg_id)
-
-    async def send(self, build: Callable[[], MonitorEvent | UserSignal], what: str) -> bool:
-        """Build, validate and publish in one attempt; False when refused or dropped.
-
-        The path of runs from before the outbox, which drop what NATS does not take.
-        """
-        message = self.build(build, what)
-        return message is not None and await self.deliver_or_drop(message, what)
-
-    async def deliver_or_drop(self, message: MonitorEvent | UserSignal, what: str) -> bool:
-        """Publish a built event or signal in one attempt; False (counted) when dropped."""
-        try:
-            await self.deliver(message)
-        except ServiceError as exc:
-            self.dropped += 1
-            log.warning(
-                "event dropped: NATS unavailable",
-                dropped=what,
-                error=exc.message,
-                dropped_total=self.dropped,
-            )
-            return False
-        return True
 
     async def publish(self, subject: str, payload: bytes, msg_id: str) -> None:
         """Publish with dedupe id in one bounded attempt; ``ServiceError`` when not acknowledged."""

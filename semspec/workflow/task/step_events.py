@@ -230,12 +230,10 @@ def _with_step(usage: TurnUsage, record: StepRecord) -> TurnUsage:
 def step_outbox(observer: TurnObserver) -> tuple[list[PublishInput], int]:
     """The turn's unsent steps as outbox entries, and how many steps are dropped for good.
 
-    Runs with an outbox send them later under their ids (the step's role, turn and number as
-    the event key); runs recorded before it drop them, as they drop their other events.
+    The workflow's outbox sends them later under their ids (the step's role, turn and number as
+    the event key).
     """
     ctx = observer.ctx
-    if not ctx.outbox:
-        return [], observer.dropped + len(observer.unsent)
     queued = [
         PublishInput(
             ctx,

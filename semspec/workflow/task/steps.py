@@ -30,7 +30,6 @@ from semspec.workflow.task.bounds import Escalate
 from semspec.workflow.task.calls import ActivityCalls
 from semspec.workflow.task.carry import LoopState
 from semspec.workflow.task.dollars import DOLLAR_STOPS, add_iteration_cost
-from semspec.workflow.task.empty_turn import NO_CHANGE_PATCH
 from semspec.workflow.task.messages import (
     INTERRUPTED_STOPS,
     CommitInput,
@@ -49,10 +48,6 @@ from semspec.workflow.task.messages import (
 )
 from semspec.workflow.task.risk_signals import RiskSignals
 from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO
-
-# Runs started before steps could be interrupted replay without it (signals wait for the next
-# safe point there, and a cancelled workflow does not wait for its activity to stop).
-PATCH_INTERRUPT = "interrupt-running-step"
 
 P = TypeVar("P")
 T = TypeVar("T")
@@ -89,7 +84,6 @@ class StepRunner:
     def __init__(self, activities: ActivityCalls, stop_requested: Callable[[], bool]) -> None:
         self._activities = activities
         self._stop_requested = stop_requested
-        self._interruptible: bool | None = None
 
     async def run(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
         """The step's result; ``StepStopped`` when a halt or pause (already pending, or arriving
@@ -100,10 +94,6 @@ class StepRunner:
                 method, arg, timeout, heartbeat=True, cancellation=cancellation
             )
 
-        if self._interruptible is None:
-            self._interruptible = workflow.patched(PATCH_INTERRUPT)
-        if not self._interruptible:
-            return await start(ActivityCancellationType.TRY_CANCEL)
         if self._stop_requested():
             raise StepStopped(name, started=False)
         handle = start(ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
@@ -137,7 +127,6 @@ class Steps:
         events: Callable[[], EventContext],
         queue: Callable[[PublishInput], None],
         check_dollars: Callable[[str | None], Awaitable[None]],
-        memo: bool = False,
     ) -> None:
         self._inp = inp
         self._activities = activities
@@ -151,8 +140,6 @@ class Steps:
         self._check_dollars = check_dollars
         """Escalates, before an agent call, when the dollar budget says so, or after a turn the
         agent stopped for money (its argument); returns once the call may go ahead."""
-        self._memo = memo
-        """Write the task's usage to the Temporal memo after each agent turn."""
         self._runner = StepRunner(activities, lambda: signals.stop_requested() is not None)
 
     async def develop(self, ws: Workspace) -> DeveloperStep:
@@ -160,13 +147,13 @@ class Steps:
         status, state, limits = self._status, self._state, self._inp.limits
         status.phase = "developer"
         ctx = self._events()
-        if ctx.outbox:  # the monitor hears of the iteration before the developer starts
-            iteration = {
-                "phase": "developer",
-                "retries": status.retries,
-                "cost_usd": round(status.usage.cost_usd, 6),
-            }
-            self._queue(PublishInput(ctx, "iteration", iteration, at=workflow.now().isoformat()))
+        # The monitor hears of the iteration before the developer starts.
+        iteration = {
+            "phase": "developer",
+            "retries": status.retries,
+            "cost_usd": round(status.usage.cost_usd, 6),
+        }
+        self._queue(PublishInput(ctx, "iteration", iteration, at=workflow.now().isoformat()))
         timeout = timedelta(seconds=limits.developer_timeout_s)
         await self._check_dollars(None)
         while True:
@@ -337,11 +324,7 @@ class Steps:
                 commit_key=workflow.info().workflow_id,
             ),
         )
-        if (
-            not step.created
-            and step.commit_id == ws.base_commit
-            and workflow.patched(NO_CHANGE_PATCH)
-        ):
+        if not step.created and step.commit_id == ws.base_commit:
             # Approved with nothing to commit: the base is no commit of this task's.
             self._log("commit", f"nothing to commit: the worktree matches {ws.base_commit[:10]}")
             return
@@ -349,7 +332,7 @@ class Steps:
         self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
 
     def _queued(self, events: list[PublishInput]) -> None:
-        """Queue the loop events a step handed back (none in runs from before the outbox)."""
+        """Queue the loop events a step handed back."""
         for event in events:
             self._queue(event)
 
@@ -362,8 +345,7 @@ class Steps:
         if usage != TurnUsage():  # agents that report no usage add nothing, not an "unknown"
             status.usage.add(usage)
             add_iteration_cost(status.iteration_costs, status.iteration, usage.cost_usd)
-        if self._memo:
-            workflow.upsert_memo(usage_memo(status))
+        workflow.upsert_memo(usage_memo(status))
 
     def _stop_if_interrupted(self, name: str, stopped: str | None) -> None:
         """Act on the halt or pause that ended an agent's turn, once its spending is counted.

@@ -16,16 +16,17 @@ that arrives before the commit stops it.
 A checkpoint (continue-as-new) carries every bound: retries, granted retries and iterations,
 the last feedback, unused guidance, tokens and time spent, the context window.
 
-Only the stack's owner steers a task (ADR 0004): a task started by a client verifies its start
-signature, and every new run asks the worker whether it serves the key the task names, before
-any other step; answers and risk signals must carry the owner's signature for this task.
-Refused ones are logged and counted in the status. Runs recorded before signatures existed
-replay without these checks (``workflow.patched``).
+Only the stack's owner steers a task (ADR 0004): every run, child and continued runs included,
+verifies its start signature, and asks the worker whether it serves the key the task names,
+before any other step; answers and risk signals must carry the owner's signature for this task.
+Refused ones are logged and counted in the status.
 
 Loop events go to the monitor through an outbox in the workflow's state (``outbox``): the loop
 queues an event and goes on, a drainer publishes the queue in order and retries while NATS is
-down, and the workflow returns only once ``finished`` is out. Runs recorded before the outbox
-replay with the old path: each event is one publish activity, dropped when NATS is down.
+down, and the workflow returns only once ``finished`` is out.
+
+No ``workflow.patched`` branches: a task is finished by the minor version that started it
+(ADR 0007); a change to the commands within a minor version adds one (``workflow.patches``).
 """
 
 from __future__ import annotations
@@ -86,11 +87,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.child_start import signed_child
     from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
     from semspec.workflow.task.dollars import usd
-    from semspec.workflow.task.empty_turn import (
-        NO_CHANGE_FEEDBACK,
-        NO_CHANGE_PATCH,
-        after_empty_turn,
-    )
+    from semspec.workflow.task.empty_turn import NO_CHANGE_FEEDBACK, after_empty_turn
     from semspec.workflow.task.escalations import Escalations, UnsignedAnswer
     from semspec.workflow.task.index_activity import ReindexInput, reindex_changes
     from semspec.workflow.task.messages import (
@@ -121,17 +118,6 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.usage import UsageTotals  # noqa: F401  (type hints, as above)
 
 
-SIGNED_CONTROL = "signed-control-plane"
-"""Patch id: runs from here on check the owner's signatures (ADR 0004)."""
-SIGNED_RUNS = "signed-every-run"
-"""Patch id: runs from here on verify their start signature even as a child or a continued run,
-and have the worker sign the children and continued runs they start (issue 25)."""
-EVENT_OUTBOX = "loop-event-outbox"
-"""Patch id: runs from here on queue loop events in an outbox and never drop one."""
-USAGE_MEMO_PATCH = "usage-memo"
-"""Patch id: runs from here on write their usage to the Temporal memo after each agent turn."""
-REINDEX_PATCH = "reindex-after-approval"
-"""Patch id: runs from here on index the files an approved commit changed (``task.reindex``)."""
 REINDEX_TIMEOUT = timedelta(minutes=5)
 """Long enough for ``index_activity.MAX_PATHS`` files on a slow disk."""
 REFUSALS_LOGGED = 3
@@ -166,13 +152,8 @@ class TaskWorkflow:
         # finds the status, and the signals a checkpoint carried over, in place.
         spec = inp.spec
         self._inp = inp
-        # Decided once, before any handler runs: old histories replay without the checks.
-        self._signed = workflow.patched(SIGNED_CONTROL)
-        self._signed_runs = workflow.patched(SIGNED_RUNS)
         self._inputs = 0
         """Signals and answers received: a continued run is built again if one came late."""
-        self._outboxed = workflow.patched(EVENT_OUTBOX)
-        self._memo = workflow.patched(USAGE_MEMO_PATCH)
         self._signals_refused = 0
         self._activities = ActivityCalls(inp.limits.activity_attempts)
         self._signals = RiskSignals()
@@ -194,7 +175,7 @@ class TaskWorkflow:
                 "reviewer": f"{spec.reviewer.provider}:{spec.reviewer.model}",
             },
         )
-        self._escalations = Escalations(self._status, owner_key=inp.owner_key, signed=self._signed)
+        self._escalations = Escalations(self._status, owner_key=inp.owner_key)
         self._outbox = Outbox(self._status)
         self._steps = Steps(
             inp,
@@ -206,7 +187,6 @@ class TaskWorkflow:
             self._ctx,
             self._outbox.add,
             self._check_dollars,
-            memo=self._memo,
         )
         if (cont := inp.continuation) is not None:
             restore(cont, self._status, self._signals, state)
@@ -217,8 +197,7 @@ class TaskWorkflow:
 
     @workflow.run
     async def run(self, inp: TaskInput) -> TaskResult:
-        if self._signed and (self._signed_runs or workflow.info().continued_run_id is None):
-            await self._check_owner(inp)
+        await self._check_owner(inp)
         self._outbox.start()  # what the last run left queued goes out first
         try:
             if inp.check_budget and inp.continuation is None:
@@ -250,7 +229,7 @@ class TaskWorkflow:
         worker then checks the signature against the one key it serves.
         """
         what, command = f"task {inp.spec.task_id}", "semspec task submit"
-        check_start(inp, TASK_START, what, command, every_run=self._signed_runs)
+        check_start(inp, TASK_START, what, command)
         start = start_fields(workflow.info().workflow_id, inp)
         check = OwnerCheckInput(
             inp.spec.task_id, inp.owner_key, TASK_START, start, inp.start_signature
@@ -337,8 +316,6 @@ class TaskWorkflow:
 
     async def _reindex(self, base_commit: str, commit_id: str) -> None:
         """Bring the code graph up to the approved commit; a failure is logged, never fatal."""
-        if not workflow.patched(REINDEX_PATCH):
-            return
         try:
             step = await self._activities.start(
                 reindex_changes,
@@ -399,10 +376,7 @@ class TaskWorkflow:
                 # The parts share this task's dollars: each may spend what the others left.
                 share_usd=dollars.turn_budget(status.usage.cost_usd),
             )
-            if self._signed_runs:
-                child_inp = await signed_child(
-                    child_id, child_inp, self._inp.limits.activity_attempts
-                )
+            child_inp = await signed_child(child_id, child_inp, self._inp.limits.activity_attempts)
             result: TaskResult = await workflow.execute_child_workflow(
                 TaskWorkflow.run, child_inp, id=child_id
             )
@@ -505,8 +479,6 @@ class TaskWorkflow:
         if files:
             state.empty_turns = 0
             return False
-        if not workflow.patched(NO_CHANGE_PATCH):
-            return False  # runs from before: an empty turn went on to the gates
         state.empty_turns += 1
         escalate = after_empty_turn(state.empty_turns, summary)
         if escalate is not None:
@@ -585,18 +557,14 @@ class TaskWorkflow:
             # Events still queued go with the run: the next one sends them first, under their ids.
             cont = replace(cont, outbox=self._outbox.pending)
             arg = replace(self._inp, continuation=cont)
-            if not self._signed_runs:
-                break
             # The next run verifies its start like any other: the worker signs it. A signal or
             # answer that came while it signed must reach the next run, so build it again.
             info = workflow.info()
             arg = await signed_child(info.workflow_id, arg, self._inp.limits.activity_attempts)
             if received == self._inputs:
                 break
-        if self._memo:
-            # Without it the next run would start with this run's first memo, not its usage.
-            workflow.continue_as_new(arg, memo=usage_memo(status))
-        workflow.continue_as_new(arg)
+        # Without the memo the next run would start with this run's first memo, not its usage.
+        workflow.continue_as_new(arg, memo=usage_memo(status))
 
     async def _escalate(
         self,
@@ -613,7 +581,7 @@ class TaskWorkflow:
         status = self._status
         self._state.escalations += 1
         # The nonce binds a signed answer to this one question (random, but replayed alike).
-        nonce = str(workflow.uuid4()) if self._signed else ""
+        nonce = str(workflow.uuid4())
         escalation = self._escalations.open(
             self._state.escalations, str(reason), message, fingerprint, source, nonce
         )
@@ -744,7 +712,7 @@ class TaskWorkflow:
     def _receive(self, kind: SignalKind, signal: RiskSignalInput) -> None:
         self._inputs += 1
         # Checked before the signal id is noted: a forged copy must not pre-empt the real one.
-        if self._signed and not verify(
+        if not verify(
             self._inp.owner_key,
             signal.signature,
             RISK_SIGNAL,
@@ -798,7 +766,6 @@ class TaskWorkflow:
             workflow_id=info.workflow_id,
             run_id=info.run_id,
             iteration=self._status.iteration,
-            outbox=self._outboxed,
         )
 
     def _log(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None:
@@ -813,22 +780,12 @@ class TaskWorkflow:
         signal_reason: str | None = None,
         signal_message: str = "",
     ) -> None:
-        """Queue a loop event (an escalation with its user signal) for the monitor.
-
-        Runs from before the outbox publish it here, and drop it when NATS is down.
-        """
-        if self._outboxed:
-            at = workflow.now().isoformat()
-            event = PublishInput(
-                self._ctx(), kind, data, signal_level, signal_reason, signal_message, at
-            )
-            self._outbox.add(event)
-            return
-        result = await self._activities.start(
-            TaskActivities.publish,
-            PublishInput(self._ctx(), kind, data, signal_level, signal_reason, signal_message),
+        """Queue a loop event (an escalation with its user signal) for the monitor."""
+        at = workflow.now().isoformat()
+        event = PublishInput(
+            self._ctx(), kind, data, signal_level, signal_reason, signal_message, at
         )
-        self._status.events_dropped += result.dropped
+        self._outbox.add(event)
 
 
 def _findings_text(review: ReviewStep) -> str:
