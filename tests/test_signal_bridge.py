@@ -17,8 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from nats.aio.client import Client as NATS
 
     from semspec.processors.risk_monitor.signal_bridge import TemporalSignalBridge
-    from semspec.vocabulary.events import RiskSignalInput, UserSignal
-    from semspec.vocabulary.signal_evidence import ContextPressureEvidence
+    from semspec.vocabulary.events import RiskSignalInput
     from semspec.vocabulary.subjects import (
         monitor_subject,
     )
@@ -28,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_PAUSE,
         task_workflow_id,
     )
-    from tests.support.monitor_events import loop_event
+    from tests.support.monitor_events import loop_event, pause_signal
     from tests.support.owner import OWNER
     from tests.support.running_monitor import Running
 
@@ -178,16 +177,7 @@ async def test_the_bridge_delivers_every_time_and_ignores_other_actions(
     task = f"d-{uuid.uuid4().hex[:8]}"
     await start_task(temporal_client, task_queue, task)
     bridge = TemporalSignalBridge.for_client(temporal_client, OWNER.sign)
-    signal = UserSignal(
-        signal_id="sig-1",
-        task_id=task,
-        level="pause",
-        reason="context_pressure",
-        evidence=ContextPressureEvidence(
-            event_id="e1", iteration=1, tokens_used=8, window=10, utilization=0.8, threshold=0.7
-        ),
-        message="m",
-    )
+    signal = pause_signal(task)
     assert await bridge.deliver(task, "pause", signal)
     assert await bridge.deliver(task, "pause", signal)
     assert not await bridge.deliver(task, "escalate", signal)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
+from functools import partial
 from typing import Any, Literal, TextIO, cast
 
 from semspec.core.masking import MASK, SECRET_NAME, mask_text
@@ -117,3 +118,9 @@ def get_logger(name: str) -> Any:
     if _on_first_use is not None:
         configure_logging(*_on_first_use)
     return structlog.get_logger(component=name)
+
+
+def logger_for(name: str) -> Callable[[], Any]:
+    """``get_logger(name)``, taken anew at each call: a module keeps this rather than a logger,
+    so a setup the CLI asks for after the import (``configure_logging_on_first_use``) applies."""
+    return partial(get_logger, name)

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import signal
 from pathlib import Path
-from typing import Any
 
 import nats.errors
 import nats.js.errors
@@ -18,7 +17,7 @@ from nats.aio.client import Client as NATSClient
 from semspec.core import telemetry
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import ServiceError
-from semspec.core.logging import get_logger
+from semspec.core.logging import logger_for
 from semspec.core.nats_connect import connect_nats
 from semspec.core.owner_key import load_owner_key
 from semspec.core.run_folder import run_dir_of
@@ -37,9 +36,7 @@ elects new stream leaders within seconds, and meanwhile its API times out or say
 _RETRY_EVERY_S = 1.0
 
 
-def log() -> Any:
-    """The logger, bound when used: a module-level one would keep the import-time setup."""
-    return get_logger("risk-monitor")
+log = logger_for("risk-monitor")
 
 
 async def serve(config: SemspecConfig, repo: Path) -> None:

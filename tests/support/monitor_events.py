@@ -13,7 +13,8 @@ from typing import Any
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.rules import apply_event, related_tasks
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
-from semspec.vocabulary.events import MonitorEvent, monitor_event
+from semspec.vocabulary.events import MonitorEvent, UserSignal, monitor_event
+from semspec.vocabulary.signal_evidence import ContextPressureEvidence
 
 _ids = itertools.count()
 
@@ -115,3 +116,17 @@ def one_monitor(
         index = step.index
         ids.update(e.signal.signal_id for e in step.emissions if e.published)
     return ids, states
+
+
+def pause_signal(task_id: str, signal_id: str = "sig-1") -> UserSignal:
+    """A context-pressure pause for ``task_id``, as the monitor would send it to the bridge."""
+    return UserSignal(
+        signal_id=signal_id,
+        task_id=task_id,
+        level="pause",
+        reason="context_pressure",
+        evidence=ContextPressureEvidence(
+            event_id="e1", iteration=1, tokens_used=8, window=10, utilization=0.8, threshold=0.7
+        ),
+        message="m",
+    )

@@ -24,7 +24,6 @@ import secrets
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.errors import (
@@ -34,7 +33,7 @@ from nats.js.errors import (
 )
 from nats.js.kv import KeyValue
 
-from semspec.core.logging import get_logger
+from semspec.core.logging import logger_for
 from semspec.vocabulary.streams import LEASE_BUCKET
 
 LEASE_KEY = "active"
@@ -42,9 +41,7 @@ _MARGIN_SHARE = 0.25
 """Part of the TTL kept back: the time a commit may take after its lease check."""
 
 
-def log() -> Any:
-    """The logger, bound when used: a module-level one would keep the import-time setup."""
-    return get_logger("risk-monitor")
+log = logger_for("risk-monitor")
 
 
 @dataclass(frozen=True)

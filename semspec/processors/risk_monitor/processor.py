@@ -46,7 +46,7 @@ from nats.aio.msg import Msg
 from pydantic import ValidationError
 
 from semspec.core.config.models import RiskConfig
-from semspec.core.logging import get_logger
+from semspec.core.logging import logger_for
 from semspec.core.telemetry.types import MonitorMetrics
 from semspec.processors.risk_monitor.deadletter import dead_letter, parse_event
 from semspec.processors.risk_monitor.lease import Lease, new_holder
@@ -73,10 +73,7 @@ from semspec.vocabulary.streams import (
 )
 from semspec.vocabulary.subjects import MONITOR_STREAM, signal_intake_subject
 
-
-def log() -> Any:
-    """The logger, bound when used: a module-level one would keep the import-time setup."""
-    return get_logger("risk-monitor")
+log = logger_for("risk-monitor")
 
 
 MAX_TASK_ID_CHARS = 256

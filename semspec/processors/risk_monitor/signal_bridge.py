@@ -15,16 +15,13 @@ from dataclasses import replace
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
-from semspec.core.logging import get_logger
+from semspec.core.logging import logger_for
+from semspec.processors.risk_monitor.temporal_client import LazyTemporal, NoAnswer
 from semspec.vocabulary.events import RISK_SIGNAL, RiskSignalInput, UserSignal
 from semspec.vocabulary.workflow_names import TASK_SIGNALS, task_workflow_id
 
-
-def log() -> Any:
-    """The logger, bound when used: a module-level one would keep the import-time setup."""
-    return get_logger("signal-bridge")
+log = logger_for("signal-bridge")
 
 
 Signer = Callable[[str, Mapping[str, Any]], str]
@@ -48,9 +45,8 @@ class TemporalSignalBridge:
     """Sends risk actions to task workflows; connects on first use and never raises."""
 
     def __init__(self, connect: Callable[[], Awaitable[Client]], sign: Signer) -> None:
-        self._connect = connect
+        self._temporal = LazyTemporal(connect)
         self._sign = sign
-        self._client: Client | None = None
 
     @classmethod
     def for_client(cls, client: Client, sign: Signer) -> TemporalSignalBridge:
@@ -66,20 +62,18 @@ class TemporalSignalBridge:
         if action not in TASK_SIGNALS:
             return False
         where = {"task_id": task_id, "action": action, "signal_id": signal.signal_id}
-        try:
-            if self._client is None:
-                self._client = await self._connect()
-            handle = self._client.get_workflow_handle(task_workflow_id(task_id))
-            await handle.signal(action, signal_input(signal, action, task_id, self._sign))
-        except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:
+
+        async def send(client: Client) -> None:
+            # Signed in here: a key that cannot sign is a failed delivery, not a crash.
+            argument = signal_input(signal, action, task_id, self._sign)
+            await client.get_workflow_handle(task_workflow_id(task_id)).signal(action, argument)
+
+        sent = await self._temporal.call(send)
+        if isinstance(sent, NoAnswer):
+            if sent.not_found:
                 log().info("workflow not found or closed; signal skipped", **where)
             else:
-                log().warning("workflow signal failed", error=exc.message, **where)
-            return False
-        except Exception as exc:  # the monitor keeps running whatever Temporal does
-            log().warning("workflow signal failed", error=str(exc), **where)
-            self._client = None
+                log().warning("workflow signal failed", error=sent.error, **where)
             return False
         log().info("workflow signalled", **where)
         return True

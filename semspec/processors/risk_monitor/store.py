@@ -14,7 +14,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import (
@@ -25,7 +24,7 @@ from nats.js.errors import (
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from semspec.core.errors import ServiceError
-from semspec.core.logging import get_logger
+from semspec.core.logging import logger_for
 from semspec.processors.risk_monitor.state import FileIndex, TaskState
 
 LEGACY_INDEX_KEY = "index.files"
@@ -37,9 +36,7 @@ _WRONG_LAST_SEQUENCE = 10071  # JetStream's error code for a failed expected-las
 _SCAN_WAIT_S = 10.0
 
 
-def log() -> Any:
-    """The logger, bound when used: a module-level one would keep the import-time setup."""
-    return get_logger("risk-monitor")
+log = logger_for("risk-monitor")
 
 
 def task_key(task_id: str) -> str:
