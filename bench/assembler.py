@@ -11,11 +11,13 @@ grows with them); ``same matches`` adds 18,000 SOPs that apply only to the new m
 task matches exactly as many SOPs as at the small scale and any growth is the store's size.
 Each store is compacted after its build (``settle``), as a long-running graph is.
 
-Run: ``python bench/assembler.py``. The last line is one JSON object.
+Run: ``python bench/assembler.py`` (``--quick``: 100 SOPs, what a test runs). The last line is
+one JSON object.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
@@ -70,7 +72,7 @@ LARGE = Scale(SOPS * SCALE, MODULES * SCALE, FILES * SCALE, SOPS * SCALE)
 SAME_MATCHES = Scale(SOPS * SCALE, MODULES * SCALE, FILES * SCALE, SOPS)
 
 
-def sop(i: int, scale: Scale = SMALL) -> SopDocument:
+def sop(i: int, scale: Scale) -> SopDocument:
     globs = [f"src/mod_{i % scale.modules}/*.py"]
     if i % 200 == 0 and i < scale.wide_below:
         globs.append("*.py")
@@ -118,7 +120,7 @@ def file_triples(n: int, modules: int = MODULES) -> list[Triple]:
     return triples
 
 
-def build(store: GraphStore, scale: Scale = SMALL) -> float:
+def build(store: GraphStore, scale: Scale) -> float:
     started = time.perf_counter()
     for i in range(scale.sops):
         store.replace_graph(sop_graph(f"sop-{i:05d}"), sop_triples(sop(i, scale)))
@@ -202,7 +204,7 @@ def main() -> None:
         ox = open_store(GraphConfig(), Path(tmp))
         mem = memory_store()
         try:
-            ox_build = build(ox)
+            ox_build = build(ox, SMALL)
             print(f"built oxigraph graph in {ox_build:.1f} s", flush=True)
             ox.close()
             settle(Path(tmp))
@@ -218,7 +220,7 @@ def main() -> None:
                 finally:
                     endpoint.close()
             print(f"oxigraph server (SPARQL endpoint) median {ep_ms:.1f} ms", flush=True)
-            mem_build = build(mem)
+            mem_build = build(mem, SMALL)
             print(f"built rdflib memory graph in {mem_build:.1f} s", flush=True)
             mem_ms, mem_text = measure(mem, MEMORY_RUNS, warm=False)
         finally:
@@ -267,4 +269,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 SOPs and 60 files, 2 runs")
+    if parser.parse_args().quick:
+        # Modules and files enough that every file of TASK is in the graph.
+        SOPS, MODULES, FILES, SCALE, RUNS, MEMORY_RUNS = 100, 50, 60, 2, 2, 1
+        SMALL = Scale(SOPS, MODULES, FILES, SOPS)
+        LARGE = Scale(SOPS * SCALE, MODULES * SCALE, FILES * SCALE, SOPS * SCALE)
+        SAME_MATCHES = Scale(SOPS * SCALE, MODULES * SCALE, FILES * SCALE, SOPS)
     main()

@@ -5,11 +5,13 @@ cached ``TokenEstimator`` against plain tiktoken (the same offline cl100k encodi
 on the same texts. Tokens per second of each, median over rounds, and the ratio. (Checkpoint
 branches have their own benchmark: ``bench/checkpoint.py``.)
 
-The last line is one JSON object with ``estimator_ratio`` plus raw figures.
+The last line is one JSON object with ``estimator_ratio`` plus raw figures. ``--quick`` (a
+20 KB diff, what a test runs) only checks that the bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import statistics
@@ -21,15 +23,16 @@ from semspec.workflow.context.estimator import TokenEstimator
 
 ITERATIONS = 20
 ESTIMATOR_ROUNDS = 3
+DIFF_BYTES = 1_000_000
 
 
-def diff_texts(target_bytes: int = 1_000_000, seed: int = 11) -> list[str]:
+def diff_texts(seed: int = 11) -> list[str]:
     """ITERATIONS versions of one large diff, each with three lines changed from the last."""
     rnd = random.Random(seed)
     words = ["def", "return", "self.items", "for x in y:", "if ok:", "raise Error(", "0x1F", "…"]
     lines: list[str] = []
     size = 0
-    while size < target_bytes:
+    while size < DIFF_BYTES:
         if len(lines) % 40 == 0:
             line = f"@@ -{len(lines)},7 +{len(lines)},8 @@ def hunk_{len(lines)}():\n"
         else:
@@ -82,4 +85,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a 20 KB diff, 3 versions, 1 round")
+    if parser.parse_args().quick:
+        DIFF_BYTES, ITERATIONS, ESTIMATOR_ROUNDS = 20_000, 3, 1
     main()

@@ -6,10 +6,12 @@ memory of each side and their ratios. The last line is one JSON object with the 
 The floods are one line of ``x`` (10 and 50 MB: the figures ``time_ratio`` is held to) and
 10 MB of ``pytest -v`` lines (``10mb_lines``: every line holds ``_`` and capitals, so masking
 scans each one for a credential's beginning; reported, not held to the same bound).
+``--quick`` (1 MB floods, what a test runs) only checks that the bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import tempfile
@@ -22,6 +24,7 @@ from pathlib import Path
 from semspec.workflow.gates import GateSpec, run_gate
 
 SIZES_MB = [10, 50]
+LINES_MB = 10
 MAX_OUTPUT = 16_384
 ROUNDS = 3
 
@@ -72,7 +75,7 @@ async def main() -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
         runs = [(f"{size}mb", flood(size)) for size in SIZES_MB]
-        for name, command in [*runs, ("10mb_lines", flood_lines(10))]:
+        for name, command in [*runs, (f"{LINES_MB}mb_lines", flood_lines(LINES_MB))]:
             base_s, base_peak = await measure(partial(baseline, command, cwd))
             ours_s, ours_peak = await measure(partial(bounded, command, cwd))
             time_ratio = ours_s / base_s
@@ -94,4 +97,8 @@ async def main() -> dict[str, object]:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 MB floods, one round")
+    if parser.parse_args().quick:
+        SIZES_MB, LINES_MB, ROUNDS = [1], 1, 1
     print(json.dumps({"bench": "gate_output", "results": asyncio.run(main())}))

@@ -8,8 +8,8 @@ Every index runs as its own ``semspec index --json`` subprocess, so peak memory 
 process's own ``ru_maxrss`` (its parse processes' peaks, summed, are reported apart). Then one
 line of one mid-sized file is changed and each algorithm re-indexes.
 
-Usage: ``python bench/index_scale.py [--workers N|auto] [--sizes small,large]``. The last line
-is one JSON object.
+Usage: ``python bench/index_scale.py [--workers N|auto] [--sizes small,large]`` (``--quick``:
+markupsafe alone, what a test runs). The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -30,7 +30,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-PACKAGES = {"small": ("rdflib",), "large": ("rdflib", "temporalio", "openai")}
+PACKAGES = {
+    "small": ("rdflib",),
+    "large": ("rdflib", "temporalio", "openai"),
+    "tiny": ("markupsafe",),  # --quick
+}
 RECORD_FILE = "semspec/knowledge/code_index/index_record.py"
 
 # Runs `semspec` from the given source root and prints the process's own peak memory (and its
@@ -60,9 +64,10 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def baseline_source(into: Path) -> tuple[str, Path]:
-    """The commit before the index record, exported under ``into``."""
+    """The commit before the index record, exported under ``into``. ``--follow``: the record
+    was added under ``semspec/processors/`` and moved since, which is not its adding."""
     added = subprocess.run(
-        ["git", "log", "--format=%H", "--diff-filter=A", "-1", "--", RECORD_FILE],
+        ["git", "log", "--follow", "--format=%H", "--diff-filter=A", "--", RECORD_FILE],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -245,7 +250,10 @@ def main() -> None:
         "is the run the summary uses)",
     )
     parser.add_argument("--sizes", default="small,large")
+    parser.add_argument("--quick", action="store_true", help="one tiny tree, one worker setting")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.workers = "tiny", "1"
     with tempfile.TemporaryDirectory(prefix="index-scale-") as tmp:
         work = Path(tmp)
         commit, old = baseline_source(work / "previous-source")

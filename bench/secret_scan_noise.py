@@ -7,7 +7,8 @@ with the detect-secrets detectors it leaves out. No environment secrets are give
 finding is a false positive unless the material really holds a key. Prints per-detector counts
 with a few examples, then one JSON object on its last line.
 
-Run: ``python bench/secret_scan_noise.py --repo PATH --commits 400 --tree .venv/lib``.
+Run: ``python bench/secret_scan_noise.py --repo PATH --commits 400 --tree .venv/lib``
+(``--quick``: this checkout's last 10 commits and ``bench/``, what a test runs).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from detect_secrets.plugins.keyword import KeywordDetector
 
 from semspec.core.secret_scan import SecretScan
 
+ROOT = Path(__file__).resolve().parent.parent
 TEXT_SUFFIXES = {".py", ".txt", ".md", ".rst", ".cfg", ".toml", ".ini", ".json", ".yaml", ".yml"}
 LEFT_OUT: tuple[BasePlugin, ...] = (
     Base64HighEntropyString(),
@@ -100,7 +102,12 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, help="a git repository (its added lines)")
     parser.add_argument("--commits", type=int, default=400)
     parser.add_argument("--tree", type=Path, help="a folder of text files (all their lines)")
+    parser.add_argument(
+        "--quick", action="store_true", help="this checkout's last 10 commits and its bench/"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.repo, args.commits, args.tree = ROOT, 10, ROOT / "bench"
     result: dict[str, object] = {}
     if args.repo:
         lines = list(added_lines(args.repo, args.commits))

@@ -60,6 +60,8 @@ def _functions_of(obj: Any) -> list[Callable[..., Any]]:
             elif inspect.isfunction(inner):
                 found.append(inner)
         return found
+    if inspect.ismethod(obj):
+        obj = obj.__func__
     obj = inspect.unwrap(obj) if callable(obj) else obj
     return [obj] if inspect.isfunction(obj) else []
 
