@@ -11,7 +11,6 @@ import pytest
 from semspec.agents.protocol import TurnUsage
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.context.monitor import ContextTracker
-from semspec.workflow.task.carry import LoopState, carry_over, restore
 from semspec.workflow.task.dollars import (
     DollarBudget,
     add_iteration_cost,
@@ -19,6 +18,8 @@ from semspec.workflow.task.dollars import (
     unpriced_message,
     usd,
 )
+from semspec.workflow.task.loop.carry import LoopState, carry_over, restore
+from semspec.workflow.task.loop.risk_signals import RiskSignals
 from semspec.workflow.task.messages import (
     CheckpointStep,
     Escalation,
@@ -28,7 +29,6 @@ from semspec.workflow.task.messages import (
     TaskSpec,
     TaskStatus,
 )
-from semspec.workflow.task.risk_signals import RiskSignals
 from semspec.workflow.task.usage import UsageTotals
 
 

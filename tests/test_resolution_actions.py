@@ -21,7 +21,7 @@ from semspec.vocabulary.resolution_actions import (
     answer_problem,
 )
 from semspec.workflow.task import messages
-from semspec.workflow.task.escalations import Escalations
+from semspec.workflow.task.loop.escalations import Escalations
 from semspec.workflow.task.messages import Resolution, TaskStatus
 
 REFUSED = [

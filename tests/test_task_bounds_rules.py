@@ -12,9 +12,10 @@ from semspec.core.reasons import FallbackReason
 from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.review import Verdict
 from semspec.workflow.context.monitor import ContextTracker
-from semspec.workflow.task import bounds
-from semspec.workflow.task.bounds import Escalate
-from semspec.workflow.task.carry import LoopState, carry_over, restore
+from semspec.workflow.task.loop import bounds
+from semspec.workflow.task.loop.bounds import Escalate
+from semspec.workflow.task.loop.carry import LoopState, carry_over, restore
+from semspec.workflow.task.loop.risk_signals import RiskSignals
 from semspec.workflow.task.messages import (
     CheckpointStep,
     LogEntry,
@@ -23,7 +24,6 @@ from semspec.workflow.task.messages import (
     TaskSpec,
     TaskStatus,
 )
-from semspec.workflow.task.risk_signals import RiskSignals
 
 BUDGET = FallbackReason.BUDGET_EXHAUSTED
 SAME = FallbackReason.NO_NEW_EVIDENCE

@@ -247,7 +247,7 @@ class TurnMeter:
         dollars = stop in ("cost_budget", "unknown_price")
         return DeveloperResult(
             # A halt or pause is the workflow's to act on: it cancels the step (see
-            # ``workflow/task/steps.py``); ``failed`` only shows if that never comes.
+            # ``workflow/task/loop/steps.py``); ``failed`` only shows if that never comes.
             outcome="budget_exhausted" if dollars else "failed",
             summary=self.stop_summary(stop),
             tokens_used=tokens_used,

@@ -2,7 +2,7 @@
 
 ``semspec escalations resolve`` (through ``client.escalations.answer``), the console's inbox
 (its buttons and its POST, through the same function) and the task workflow's update validator
-(``workflow.task.escalations``) all read ``ACTIONS`` and call ``answer_problem``, so an answer
+(``workflow.task.loop.escalations``) all read ``ACTIONS`` and call ``answer_problem``, so an answer
 refused by one is refused by all, in the same words. ``answer_problem`` is pure (no I/O, no
 clock): the workflow runs it while validating the ``resolve_escalation`` update.
 

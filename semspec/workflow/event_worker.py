@@ -18,7 +18,7 @@ from temporalio.client import Client
 from temporalio.worker import Interceptor, Worker
 
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.event_queue import EVENT_SLOTS, event_queue
+from semspec.workflow.task.loop.event_queue import EVENT_SLOTS, event_queue
 
 
 def build_event_worker(

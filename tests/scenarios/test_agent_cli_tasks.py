@@ -25,7 +25,7 @@ import pygit2
 import pytest
 import yaml
 
-from semspec.workflow.task.empty_turn import NO_CHANGE_FEEDBACK
+from semspec.workflow.task.loop.empty_turn import NO_CHANGE_FEEDBACK
 from tests.fakes.agent_model_server import AgentModelServer, AgentReply, calls, says
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_task import approve_reply, fake_model_entry

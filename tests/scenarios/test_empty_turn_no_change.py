@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from semspec.workflow.task.empty_turn import NO_CHANGE_FEEDBACK
+from semspec.workflow.task.loop.empty_turn import NO_CHANGE_FEEDBACK
 from tests.fakes.llm_server import FakeLLMServer, call
 from tests.scenarios.test_dollar_budget import escalation_reasons, project, submit, wait_done
 from tests.support.scenario_tasks import EXIT_ESCALATED, entries, new_id, resolve

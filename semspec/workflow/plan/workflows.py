@@ -51,8 +51,8 @@ with workflow.unsafe.imports_passed_through():
         PlanTask,
         PlanTaskStatus,
     )
-    from semspec.workflow.task.child_start import signed_child
     from semspec.workflow.task.dollars import plan_share
+    from semspec.workflow.task.loop.child_start import signed_child
     from semspec.workflow.task.messages import PLAN_START, TaskResult
     from semspec.workflow.task.owner_check import check_start
     from semspec.workflow.task.usage import USAGE_MEMO

@@ -21,7 +21,7 @@ from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import subtask_id, task_workflow_id
 from semspec.workflow.plan.messages import PlanInput
 from semspec.workflow.signing.start_guard import StartGuard
-from semspec.workflow.task.child_start import (
+from semspec.workflow.task.loop.child_start import (
     SIGN_START_ACTIVITY,
     UNSIGNABLE_CHILD,
     SignedStart,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from semspec.core.reasons import FallbackReason
-from semspec.workflow.task.bounds import Escalate
+from semspec.workflow.task.loop.bounds import Escalate
 from semspec.workflow.task.usage import UsageTotals, dollars_sum
 
 DOLLAR_STOPS = frozenset({"cost_budget", "unknown_price"})

@@ -66,7 +66,10 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.fingerprint import evidence_fingerprint
     from semspec.workflow.gates import types as _gate_types  # noqa: F401
     from semspec.workflow.task.activities import TaskActivities
-    from semspec.workflow.task.bounds import (
+    from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
+    from semspec.workflow.task.dollars import usd
+    from semspec.workflow.task.index_activity import ReindexInput, reindex_changes
+    from semspec.workflow.task.loop.bounds import (
         Escalate,
         after_failure,
         after_review,
@@ -76,20 +79,20 @@ with workflow.unsafe.imports_passed_through():
         iteration_cap,
         subtask_base_tokens,
     )
-    from semspec.workflow.task.calls import (
+    from semspec.workflow.task.loop.calls import (
         ActivityCalls,
         fallback_reason,
         is_input_error,
         message_of,
         was_cancelled,
     )
-    from semspec.workflow.task.carry import LoopState, carry_over, restore
-    from semspec.workflow.task.child_start import signed_child
-    from semspec.workflow.task.context_activities import check_budget, checkpoint, finalize
-    from semspec.workflow.task.dollars import usd
-    from semspec.workflow.task.empty_turn import NO_CHANGE_FEEDBACK, after_empty_turn
-    from semspec.workflow.task.escalations import Escalations, UnsignedAnswer
-    from semspec.workflow.task.index_activity import ReindexInput, reindex_changes
+    from semspec.workflow.task.loop.carry import LoopState, carry_over, restore
+    from semspec.workflow.task.loop.child_start import signed_child
+    from semspec.workflow.task.loop.empty_turn import NO_CHANGE_FEEDBACK, after_empty_turn
+    from semspec.workflow.task.loop.escalations import Escalations, UnsignedAnswer
+    from semspec.workflow.task.loop.outbox import Outbox
+    from semspec.workflow.task.loop.risk_signals import RiskSignals, SignalKind
+    from semspec.workflow.task.loop.steps import Steps, StepStopped, usage_memo
     from semspec.workflow.task.messages import (
         TASK_START,
         BudgetInput,
@@ -111,10 +114,7 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceInput,
         start_fields,
     )
-    from semspec.workflow.task.outbox import Outbox
     from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
-    from semspec.workflow.task.risk_signals import RiskSignals, SignalKind
-    from semspec.workflow.task.steps import Steps, StepStopped, usage_memo
     from semspec.workflow.task.usage import UsageTotals  # noqa: F401  (type hints, as above)
 
 

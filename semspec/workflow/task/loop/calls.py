@@ -25,7 +25,7 @@ from temporalio.workflow import ActivityCancellationType, ActivityHandle
 
 from semspec.core.errors import non_retryable_types
 from semspec.core.reasons import FallbackReason
-from semspec.workflow.task.bounds import FALLBACK_REASONS
+from semspec.workflow.task.loop.bounds import FALLBACK_REASONS
 
 SHORT_TIMEOUT = timedelta(seconds=60)
 """Start-to-close timeout of the bookkeeping activities (workspace, commit, publish, ...)."""

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from semspec.workflow.context.monitor import ContextSnapshot, ContextTracker
 from semspec.workflow.context.windows import DEFAULT_WINDOW
-from semspec.workflow.task.bounds import MAX_CARRIED_LOG, context_after
 from semspec.workflow.task.dollars import DollarBudget
+from semspec.workflow.task.loop.bounds import MAX_CARRIED_LOG, context_after
+from semspec.workflow.task.loop.risk_signals import RiskSignals
 from semspec.workflow.task.messages import (
     CheckpointStep,
     Continuation,
@@ -21,7 +22,6 @@ from semspec.workflow.task.messages import (
     TaskInput,
     TaskStatus,
 )
-from semspec.workflow.task.risk_signals import RiskSignals
 
 
 @dataclass

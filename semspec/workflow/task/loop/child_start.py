@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from temporalio import workflow
 
-from semspec.workflow.task.calls import SHORT_TIMEOUT, retry_policy
+from semspec.workflow.task.loop.calls import SHORT_TIMEOUT, retry_policy
 from semspec.workflow.task.messages import TaskInput
 
 SIGN_START_ACTIVITY = "task.sign_start"

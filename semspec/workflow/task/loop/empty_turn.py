@@ -10,7 +10,7 @@ workflow keeps the count and acts on the answer.
 from __future__ import annotations
 
 from semspec.core.reasons import FallbackReason
-from semspec.workflow.task.bounds import Escalate
+from semspec.workflow.task.loop.bounds import Escalate
 
 NO_CHANGE_FEEDBACK = (
     "Your last turn changed no file in the worktree, so nothing was submitted. Make the change "

@@ -21,7 +21,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.event_queue import event_queue
+from semspec.workflow.task.loop.event_queue import event_queue
 from semspec.workflow.task.messages import PublishBatch, PublishInput, TaskStatus
 
 BATCH = 20

@@ -24,12 +24,13 @@ from semspec.agents.protocol import TurnUsage
 from semspec.core.reasons import FallbackReason
 from semspec.workflow.context.monitor import should_checkpoint
 from semspec.workflow.fingerprint import evidence_fingerprint
-from semspec.workflow.task import bounds
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.bounds import Escalate
-from semspec.workflow.task.calls import ActivityCalls
-from semspec.workflow.task.carry import LoopState
 from semspec.workflow.task.dollars import DOLLAR_STOPS, add_iteration_cost
+from semspec.workflow.task.loop import bounds
+from semspec.workflow.task.loop.bounds import Escalate
+from semspec.workflow.task.loop.calls import ActivityCalls
+from semspec.workflow.task.loop.carry import LoopState
+from semspec.workflow.task.loop.risk_signals import RiskSignals
 from semspec.workflow.task.messages import (
     INTERRUPTED_STOPS,
     CommitInput,
@@ -46,7 +47,6 @@ from semspec.workflow.task.messages import (
     TaskStatus,
     Workspace,
 )
-from semspec.workflow.task.risk_signals import RiskSignals
 from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO
 
 P = TypeVar("P")
