@@ -8,7 +8,14 @@ from semspec.agents.protocol import DeveloperAgent, ReviewerAgent
 from semspec.agents.scripted import ScriptedDeveloper, ScriptedReviewer, load_script
 from semspec.core.config.models import RoleModel
 from semspec.core.errors import InputError
+from semspec.core.provider_table import provider_named
 from semspec.model.role_check import check_role
+
+
+def _client(role: RoleModel) -> str | None:
+    """What plays ``role``: its provider's ``client`` in ``core.provider_table``."""
+    row = provider_named(role.provider)
+    return row.client if row is not None else None
 
 
 def _script_path(role: RoleModel, repo: Path, role_name: str) -> Path:
@@ -24,7 +31,7 @@ def _script_path(role: RoleModel, repo: Path, role_name: str) -> Path:
 def developer_agent(role: RoleModel, repo: Path) -> DeveloperAgent:
     """The developer for ``role``: scripted here, LLM-backed providers through their factory."""
     check_role(role, repo, name="developer")
-    if role.provider == "scripted":
+    if _client(role) == "scripted":
         return ScriptedDeveloper(load_script(_script_path(role, repo, "developer")))
     from semspec.agents import llm_factory
 
@@ -34,7 +41,7 @@ def developer_agent(role: RoleModel, repo: Path) -> DeveloperAgent:
 def reviewer_agent(role: RoleModel, repo: Path, followup: bool = False) -> ReviewerAgent:
     """The reviewer for ``role``; ``followup`` selects a scripted second opinion."""
     check_role(role, repo, name="reviewer")
-    if role.provider == "scripted":
+    if _client(role) == "scripted":
         return ScriptedReviewer(load_script(_script_path(role, repo, "reviewer")), followup)
     from semspec.agents import llm_factory
 

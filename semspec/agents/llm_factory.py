@@ -1,13 +1,17 @@
-"""Build developer and reviewer agents for the ``openai``, ``anthropic`` and ``command`` providers.
+"""Build developer and reviewer agents for the chat API providers and ``command``.
 
 The lead's ``agents/factory.py`` handles ``scripted`` and calls these for everything else. A
-role's explicit config wins over the model registry's entry, which wins over the defaults.
+role's explicit config wins over the model registry's entry, which wins over the defaults of
+the provider's row in ``core.provider_table``; ``CHAT_CLIENTS`` builds the client a row's
+``client`` names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from semspec.agents.command_developer import CommandDeveloper, CommandFencing
 from semspec.agents.compaction.policy import ContextBudgetPolicy
@@ -19,6 +23,7 @@ from semspec.agents.stabilization.policy import StabilizationPolicy
 from semspec.core.config.loader import load_config
 from semspec.core.config.models import RoleModel, SemspecConfig
 from semspec.core.errors import ConfigError, NotFoundError, SemspecError
+from semspec.core.provider_table import PROVIDER_NAMES, PROVIDERS, names_by_client, provider_named
 from semspec.core.run_folder import run_dir_of
 from semspec.core.sandbox import ChildLimits, loopback_address
 from semspec.model.pricing import Price, price_of
@@ -28,8 +33,8 @@ from semspec.model.providers.openai_chat import OpenAIChatProvider
 from semspec.model.providers.types import ChatProvider
 
 DEFAULT_WINDOW = 32_768
-OPENAI_NAMES = frozenset({"openai", "openai-compatible", "ollama", "vllm", "lmstudio", "llamacpp"})
-PROVIDERS = "openai, openai-compatible, anthropic, command (scripted is built by agents.factory)"
+OPENAI_NAMES = frozenset(names_by_client("openai_chat"))
+"""The providers the OpenAI chat-completions client serves."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +69,9 @@ def resolve(role: RoleModel, repo: Path) -> Resolved:
         base_url = base_url or spec.endpoint.base_url
         key_env = key_env or spec.endpoint.api_key_env
         window = window or spec.context.effective_context
-    if role.provider == "openai" and base_url is None:
-        key_env = key_env or "OPENAI_API_KEY"  # the vendor endpoint always needs a key
-    if role.provider == "anthropic":
-        key_env = key_env or "ANTHROPIC_API_KEY"
+    row = provider_named(role.provider)
+    if row is not None and not (row.key_env_only_without_base_url and base_url is not None):
+        key_env = key_env or row.key_env  # e.g. the vendor endpoint always needs a key
     return Resolved(
         role.provider, wire, base_url, key_env, window or DEFAULT_WINDOW, price_of(spec)
     )
@@ -75,44 +79,61 @@ def resolve(role: RoleModel, repo: Path) -> Resolved:
 
 def chat_provider_for(role: RoleModel, repo: Path, *, field: str) -> tuple[ChatProvider, Resolved]:
     """The chat provider of ``role`` (``field`` names the config section in errors)."""
+    row = provider_named(role.provider)
+    make = CHAT_CLIENTS.get(row.client) if row is not None else None
+    if row is None or make is None:
+        raise ConfigError(
+            f"unknown provider {role.provider!r}",
+            field=f"{field}.provider",
+            expected=", ".join(name for name in PROVIDER_NAMES if name != "scripted")
+            + " (scripted is built by agents.factory)",
+        )
     settings = resolve(role, repo)
-    # An OpenAI-compatible server on this machine (Ollama, vLLM, llama.cpp) takes no key, even
-    # when the registry entry of the model it serves names one for the vendor's endpoint. A
-    # variable the role itself names is the user saying the server wants a key: it must be set.
+    # A server on this machine (Ollama, vLLM, llama.cpp) may take no key, even when the
+    # registry entry of the model it serves names one for the vendor's endpoint. A variable the
+    # role itself names is the user saying the server wants a key: it must be set.
     local = (
-        role.provider in OPENAI_NAMES
-        and is_loopback_url(settings.base_url)
-        and not role.api_key_env
+        row.key_optional_on_loopback and is_loopback_url(settings.base_url) and not role.api_key_env
     )
     key = api_key_from_env(
         settings.api_key_env,
         field=f"{field}.api_key_env",
-        required=role.provider == "anthropic",
+        required=row.key_required,
         optional=local,
     )
-    if role.provider in OPENAI_NAMES:
-        provider: ChatProvider = OpenAIChatProvider(
-            model=settings.model,
-            base_url=settings.base_url,
-            api_key=key,
-            timeout_s=role.timeout_s,
-            temperature=role.temperature,
-            name=role.provider,
-        )
-    elif role.provider == "anthropic":
-        provider = AnthropicChatProvider(
-            model=settings.model,
-            api_key=key or "",
-            base_url=settings.base_url,
-            timeout_s=role.timeout_s,
-            temperature=role.temperature,
-            max_output_tokens=role.max_output_tokens,
-        )
-    else:
-        raise ConfigError(
-            f"unknown provider {role.provider!r}", field=f"{field}.provider", expected=PROVIDERS
-        )
-    return provider, settings
+    return make(role, settings, key), settings
+
+
+def _openai_chat(role: RoleModel, settings: Resolved, key: str | None) -> ChatProvider:
+    return OpenAIChatProvider(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=key,
+        timeout_s=role.timeout_s,
+        temperature=role.temperature,
+        name=role.provider,
+    )
+
+
+def _anthropic_chat(role: RoleModel, settings: Resolved, key: str | None) -> ChatProvider:
+    return AnthropicChatProvider(
+        model=settings.model,
+        api_key=key or "",
+        base_url=settings.base_url,
+        timeout_s=role.timeout_s,
+        temperature=role.temperature,
+        max_output_tokens=role.max_output_tokens,
+    )
+
+
+ChatClientFactory = Callable[[RoleModel, Resolved, str | None], ChatProvider]
+"""Builds a chat client from a role, its merged settings and its API key (None: no key)."""
+CHAT_CLIENTS: Final[dict[str, ChatClientFactory]] = {
+    "openai_chat": _openai_chat,
+    "anthropic_chat": _anthropic_chat,
+}
+"""The client of each chat ``ClientKind`` of ``core.provider_table``; a test checks that every
+row whose client is not ``command`` or ``scripted`` has one."""
 
 
 def command_fencing(role: RoleModel, repo: Path) -> CommandFencing:
@@ -139,7 +160,8 @@ def command_fencing(role: RoleModel, repo: Path) -> CommandFencing:
 
 def developer_for(role: RoleModel, repo: Path) -> DeveloperAgent:
     """The developer agent for ``role``: an LLM tool loop, or an external CLI for ``command``."""
-    if role.provider == "command":
+    row = provider_named(role.provider)
+    if row is not None and row.client == "command":
         if not role.command:
             raise ConfigError(
                 "the command provider needs a command",
@@ -172,11 +194,13 @@ def reviewer_for(
     role: RoleModel, repo: Path, evidence: EvidenceSource | None = None
 ) -> ReviewerAgent:
     """The reviewer agent for ``role``; ``evidence`` serves its one ``need_more_info`` step."""
-    if role.provider == "command":
+    row = provider_named(role.provider)
+    if row is not None and "reviewer" not in row.roles:
+        players = [spec.name for spec in PROVIDERS if "reviewer" in spec.roles]
         raise ConfigError(
-            "the command provider can only play the developer",
+            f"the {role.provider} provider can only play the {', '.join(row.roles)}",
             field="models.reviewer.provider",
-            expected="openai, openai-compatible or anthropic",
+            expected=", ".join(players),
         )
     provider, settings = chat_provider_for(role, repo, field="models.reviewer")
     return LLMReviewer(

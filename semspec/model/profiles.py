@@ -11,8 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from semspec.core.provider_table import PROVIDER_NAMES, provider_named
+
 Role = Literal["developer", "reviewer"]
-ProviderName = Literal["openai", "anthropic", "openai-compatible", "command", "scripted"]
 ROLES: tuple[Role, ...] = ("developer", "reviewer")
 
 
@@ -89,8 +90,9 @@ class ContextProfile(_Entry):
 class ModelSpec(_Entry):
     id: str = Field(min_length=1)
     """Registry id (the key in ``models.yaml``), used in config and on the command line."""
-    provider: ProviderName
-    """Who serves it: openai, anthropic, openai-compatible (Ollama, vLLM), command, scripted."""
+    provider: str
+    """Who serves it: a provider of ``core.provider_table`` (openai, anthropic,
+    openai-compatible, ollama, vllm, command, scripted, ...)."""
     api_model: str | None = None
     """Model name sent to the provider when it differs from ``id`` (e.g. ``qwen2.5-coder:7b``)."""
     endpoint: Endpoint = Field(default_factory=Endpoint)
@@ -103,6 +105,13 @@ class ModelSpec(_Entry):
     """Price per million tokens, when known."""
     context: ContextProfile
     """Context window profile used by the budget and by assignment."""
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, name: str) -> str:
+        if provider_named(name) is None:
+            raise ValueError(f"must be one of {', '.join(PROVIDER_NAMES)}")
+        return name
 
     @property
     def wire_name(self) -> str:

@@ -10,7 +10,7 @@ runs (Ollama, vLLM, a gateway) may name whatever that server serves, e.g. the Ol
 check sizes the task by and is not checked.
 
 This module is pure: the caller hands in the registry's ids, so the config layer never imports
-the registry.
+the registry. What each provider name means is its row of ``core.provider_table``.
 """
 
 from __future__ import annotations
@@ -21,20 +21,11 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from semspec.core.config.models import RoleModel
+from semspec.core.provider_table import PROVIDER_NAMES as PROVIDER_NAMES
+from semspec.core.provider_table import VENDOR_HOSTS, names_by_client, provider_named
 
-OPENAI_COMPATIBLE_PROVIDERS = (
-    "openai",
-    "openai-compatible",
-    "ollama",
-    "vllm",
-    "lmstudio",
-    "llamacpp",
-)
+OPENAI_COMPATIBLE_PROVIDERS = names_by_client("openai_chat")
 """Provider names served by the OpenAI chat-completions client."""
-PROVIDER_NAMES = (*OPENAI_COMPATIBLE_PROVIDERS, "anthropic", "command", "scripted")
-"""Every provider a role may name."""
-_VENDOR_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})
-_UNCHECKED_MODEL_PROVIDERS = frozenset({"scripted", "command"})
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
@@ -57,12 +48,13 @@ def names_own_server(role: RoleModel) -> bool:
     """Whether the role's ``base_url`` points at a server other than the vendor's API."""
     if not role.base_url:
         return False
-    return (urlsplit(role.base_url).hostname or "").lower() not in _VENDOR_HOSTS
+    return (urlsplit(role.base_url).hostname or "").lower() not in VENDOR_HOSTS
 
 
 def registry_required(role: RoleModel) -> bool:
     """Whether ``role.model`` must be an id of the model registry (see the module docstring)."""
-    return role.provider not in _UNCHECKED_MODEL_PROVIDERS and not names_own_server(role)
+    spec = provider_named(role.provider)
+    return (spec is None or spec.checks_model) and not names_own_server(role)
 
 
 def _unknown(
@@ -75,7 +67,7 @@ def _unknown(
 
 def provider_issue(role: RoleModel) -> RoleIssue | None:
     """The problem with ``role.provider``, or None when it is a known provider."""
-    if role.provider in PROVIDER_NAMES:
+    if provider_named(role.provider) is not None:
         return None
     expected = f"one of {', '.join(PROVIDER_NAMES)}"
     advice = "docs/providers.md shows each provider's settings"
