@@ -13,9 +13,10 @@ and its output masked before it becomes the step's summary.
 Steps: a CLI run with its machine-readable stream on (``claude -p --output-format
 stream-json``, ``codex exec --json``; see ``cli_streams``) reports each model call and tool call
 as it prints it, and is stopped (its process group killed) when its observer says so between
-two steps. mini-swe-agent is watched the same way through the trajectory file it rewrites after
-each step (``trajectory_watch``). Any other command is one tool step per run, named after the
-program even behind ``env``. A run killed by a timeout or a stop still records what it spent.
+two steps. mini-swe-agent and Aider are watched the same way through a file they write as they
+go (its trajectory, its LLM history; ``watched_clis``). Any other command is one tool step per
+run, named after the program even behind ``env``. A run killed by a timeout or a stop still
+records what it spent.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from semspec.agents.command_env import RoleEnvironment, executable_name
 from semspec.agents.developer_prompt import render_task
 from semspec.agents.protocol import DeveloperRequest, DeveloperResult
 from semspec.agents.steps import StepObserver, StopReason
-from semspec.agents.trajectory_watch import MINI_PROGRAMS, TrajectoryWatch, trajectory_path
 from semspec.agents.turn_meter import TurnMeter
+from semspec.agents.watched_clis import WATCHED_CLIS, FileWatch, RunPlace, StepFile
 from semspec.core.cgroups import make_run_cgroup
 from semspec.core.config.models import SandboxMode
 from semspec.core.errors import ConfigError
@@ -170,11 +171,12 @@ class CommandDeveloper:
         environment.check()  # before anything runs: an unset variable fails with its name
         program = executable_name(argv)
         kind = stream_kind(argv)
-        # Without a stream (or a trajectory file it writes as it goes) there are no token
-        # counts, so no dollars: the run is unpriced, and under a dollar budget it does not
-        # start unless a human accepted that.
-        watchable = kind is None and program in MINI_PROGRAMS
-        price = self.price if kind is not None or watchable else None
+        # Without a stream (or a file it writes as it goes that holds its tokens) there are no
+        # token counts, so no dollars: the run is unpriced, and under a dollar budget it does
+        # not start unless a human accepted that.
+        watched = WATCHED_CLIS.get(program) if kind is None else None
+        counted = kind is not None or (watched is not None and watched.counts_tokens)
+        price = self.price if counted else None
         meter = TurnMeter.for_turn("developer", observer, self.model, price, request)
         if stop := meter.stop():
             result = meter.stopped_development(stop, 0)
@@ -193,16 +195,32 @@ class CommandDeveloper:
         home = await asyncio.to_thread(agent_home, self.fencing, sandbox, request.task_id)
         fence = Fence(worktree, self.fencing.hidden, True, self.fencing.reachable, home=home)
         watch: _Watcher | None = None
-        if watchable:
-            home_dir = str(home) if home is not None else env.get("HOME")
-            path = trajectory_path(program, argv, home_dir, worktree)
-            if path is not None:
-                watch = _Watcher(await asyncio.to_thread(TrajectoryWatch.before_run, path), meter)
+        if watched is not None:
+            place = RunPlace(argv, worktree, env, home, sandbox.bwrap is not None)
+            planned = await asyncio.to_thread(watched.plan, program, place)
+            if planned is not None:
+                watch = _Watcher(planned, watched.counts_tokens, meter)
+        child_env = {**sandbox.env(env), **(home_env(home) if home is not None else {})}
+        launch = _Launch(argv, placed, prompt, program, sandbox, fence, child_env, cgroup)
+        try:
+            return await self._run(launch, stream, watch, meter)
+        finally:
+            if watch is not None:
+                await asyncio.to_thread(watch.file.close)
+
+    async def _run(
+        self, launch: _Launch, stream: _Stream | None, watch: _Watcher | None, meter: TurnMeter
+    ) -> DeveloperResult:
+        """Run the command and report how it ended (its file watch, if any, made)."""
+        argv, placed, prompt, program = launch.argv, launch.placed, launch.prompt, launch.program
+        worktree = launch.fence.worktree
         try:
             process = await asyncio.create_subprocess_exec(
-                *sandbox.argv(argv, fence, worktree, self.fencing.limits, cgroup),
+                *launch.sandbox.argv(
+                    argv, launch.fence, worktree, self.fencing.limits, launch.cgroup
+                ),
                 cwd=worktree,
-                env={**sandbox.env(env), **(home_env(home) if home is not None else {})},
+                env={**launch.env, **(watch.file.env if watch is not None else {})},
                 stdin=asyncio.subprocess.DEVNULL if placed else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -256,6 +274,8 @@ class CommandDeveloper:
             run = ToolCall("run", program, {"command": self.command})
             meter.tool_step(run, text, error=process.returncode != 0, duration_ms=0.0)
             meter.unpriced = True  # the run spent tokens nobody counted
+        elif not watch.counts_tokens:
+            meter.unpriced = True  # its steps were seen, its tokens were not
         failed = stream is not None and stream.parser.failed
         if process.returncode == 0 and not failed:
             return DeveloperResult(outcome="submitted", summary=text.strip(), usage=meter.usage())
@@ -297,6 +317,21 @@ class CommandDeveloper:
             field=self.field,
             hint="install the agent CLI or give its full path",
         )
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """What one run of the command is: its argv, prompt, fence and environment."""
+
+    argv: list[str]
+    placed: bool
+    """Whether the prompt is in ``argv`` (else it goes on stdin)."""
+    prompt: str
+    program: str
+    sandbox: Sandbox
+    fence: Fence
+    env: dict[str, str]
+    cgroup: Path | None
 
 
 class _Stream:
@@ -374,11 +409,13 @@ class _Silent:
 
 
 class _Watcher:
-    """A run's trajectory file polled off the event loop, each new step reported as it is
-    saved; the run is killed between two steps when the meter says stop."""
+    """A run's file (``watched_clis``) polled off the event loop, each new step reported as it
+    is written; the run is killed between two steps when the meter says stop."""
 
-    def __init__(self, watch: TrajectoryWatch, meter: TurnMeter) -> None:
-        self.watch = watch
+    def __init__(self, file: FileWatch, counts_tokens: bool, meter: TurnMeter) -> None:
+        self.file = file
+        self.watch: StepFile = file.watch
+        self.counts_tokens = counts_tokens
         self.meter = meter
         self.stopped: StopReason | None = None
         self._reporter = _Stream(_Silent(), meter)
@@ -394,10 +431,10 @@ class _Watcher:
             await asyncio.sleep(TRAJECTORY_POLL_S)
 
     async def final(self, task: asyncio.Task[None]) -> None:
-        """Stop polling and read what the run saved last."""
+        """Stop polling and read what the run saved last (once: later calls read nothing)."""
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        await self._poll()
+        self._reporter._report(await asyncio.to_thread(self.watch.finish))
 
     async def _poll(self) -> None:
         self._reporter._report(await asyncio.to_thread(self.watch.poll))

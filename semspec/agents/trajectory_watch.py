@@ -88,6 +88,10 @@ class TrajectoryWatch:
         self.seen = len(messages)
         return steps
 
+    def finish(self) -> list[StreamStep]:
+        """The steps of what the run saved last, once it has ended (blocking)."""
+        return self.poll()
+
     def _messages(self) -> list[Any] | None:
         try:
             stat = os.stat(self.path)

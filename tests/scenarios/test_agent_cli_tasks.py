@@ -156,7 +156,7 @@ def test_a_cli_run_that_changes_nothing_escalates_no_change_and_commits_nothing(
     resolve(cli_stack, repo, task_id, "abort")
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "mini-swe-agent"])
+@pytest.mark.parametrize("name", sorted(CLIS))
 def test_a_looping_cli_is_paused_then_halted_by_the_step_rules(
     name: str,
     cli_stack: Stack,
@@ -178,7 +178,7 @@ def test_a_looping_cli_is_paused_then_halted_by_the_step_rules(
     turns = len(model.turns) - before
 
     escalation = status["pending_escalation"]
-    assert (escalation["source"], escalation["reason"]) == ("halt", "repeated_action"), status
+    assert (escalation["source"], escalation["reason"]) == ("halt", cli.loop_rule), status
     paused = entries(status, "checkpoint")
     if name != "mini-swe-agent":
         assert paused and paused[0].startswith("pause"), "paused first, then halted"

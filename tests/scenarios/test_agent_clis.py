@@ -172,6 +172,11 @@ AIDER_EDIT = (
     "calc.py\n```python\n<<<<<<< SEARCH\n    return a + b\n=======\n    return a + b\n\n\n"
     "def sub(a, b):\n    return a - b\n>>>>>>> REPLACE\n```\n"
 )
+AIDER_STALE_EDIT = (
+    "calc.py\n```python\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a - b\n"
+    ">>>>>>> REPLACE\n```\n"
+)
+"""An edit whose SEARCH text is not in the file: Aider sends the failure back, every time."""
 MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 MODEL, NO_ERROR = "model", False
 
@@ -191,6 +196,8 @@ class Cli:
     """(input, output) the run reports; None for a CLI that reports none."""
     loop: AgentReply
     """A reply that, given again and again, keeps the agent running the same command."""
+    loop_rule: str = "repeated_action"
+    """The step rule that stops the loop."""
 
 
 def openai_env(server: AgentModelServer) -> dict[str, str]:
@@ -229,9 +236,11 @@ CLIS = {
         lambda: pip_cli(*PIP_CLIS["Aider"]),
         [says(AIDER_EDIT)],
         openai_env,
-        [("tool", "aider", NO_ERROR)],
+        # Watched in its LLM history file: the reply, and its edit (applied: nothing came back).
+        [(MODEL, None, NO_ERROR), ("tool", "edit", NO_ERROR)],
         None,
-        says("Nothing to change."),
+        says(AIDER_STALE_EDIT),
+        "repeated_failure",
     ),
     "mini-swe-agent": Cli(
         "mini-swe-agent",
