@@ -26,9 +26,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from tests.fakes.loopback_http import FakeHTTPServer, JsonHandler, LoopbackServer
+from tests.fakes.wire_bodies import anthropic_message, chat_completion
 
 
 @dataclass(frozen=True)
@@ -148,23 +149,8 @@ def anthropic_events(reply: AgentReply, model: str, serial: int) -> list[bytes]:
 
 
 def anthropic_body(reply: AgentReply, model: str, serial: int) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    if reply.text:
-        content.append({"type": "text", "text": reply.text})
-    for index, (name, arguments) in enumerate(reply.calls):
-        content.append(
-            {"type": "tool_use", "id": f"toolu_{serial}_{index}", "name": name, "input": arguments}
-        )
-    return {
-        "id": f"msg_{serial}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": "tool_use" if reply.calls else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
-    }
+    usage = {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]}
+    return anthropic_message(serial, model, reply.text, reply.calls, usage)
 
 
 def responses_events(reply: AgentReply, model: str, serial: int) -> list[bytes]:
@@ -231,36 +217,8 @@ def responses_events(reply: AgentReply, model: str, serial: int) -> list[bytes]:
 
 
 def chat_body(reply: AgentReply, model: str, serial: int) -> dict[str, Any]:
-    tool_calls = [
-        {
-            "id": f"call_{serial}_{index}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        for index, (name, arguments) in enumerate(reply.calls)
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    prompt, completion = reply.usage
-    return {
-        "id": f"chatcmpl-{serial}",
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if tool_calls else "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
+    calls = [(name, json.dumps(arguments)) for name, arguments in reply.calls]
+    return chat_completion(serial, model, reply.text, calls, reply.usage)
 
 
 def chat_chunks(reply: AgentReply, model: str, serial: int) -> list[bytes]:
@@ -280,21 +238,9 @@ def chat_chunks(reply: AgentReply, model: str, serial: int) -> list[bytes]:
     return [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks] + [b"data: [DONE]\n\n"]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-    def _json(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(data)
 
     def _stream(self, events: list[bytes]) -> None:
         self.send_response(200)
@@ -314,21 +260,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:
-        if self.path.split("?")[0].rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        if self.route.endswith("/models"):
+            self.send_models(["fake-model"])
         else:
-            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            self.send_no_route()
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        try:
-            body: Any = json.loads(raw or b"{}")
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        path = self.path.split("?")[0].rstrip("/")
+        body = self.read_body()
+        path = self.route
         if path.endswith("/count_tokens"):
-            self._json(200, {"input_tokens": 100})
+            self.send_json(200, {"input_tokens": 100})
             return
         state = self.server.state
         reply, serial = state.reply(path, body)
@@ -338,42 +279,29 @@ class _Handler(BaseHTTPRequestHandler):
             if streamed:
                 self._stream(anthropic_events(reply, model, serial))
             else:
-                self._json(200, anthropic_body(reply, model, serial))
+                self.send_json(200, anthropic_body(reply, model, serial))
         elif path.endswith("/responses"):
             self._stream(responses_events(reply, model, serial))
         elif path.endswith("/chat/completions"):
             if streamed:
                 self._stream(chat_chunks(reply, model, serial))
             else:
-                self._json(200, chat_body(reply, model, serial))
+                self.send_json(200, chat_body(reply, model, serial))
         else:
-            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            self.send_no_route()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeHTTPServer):
     state: _State
 
 
-class AgentModelServer:
+class AgentModelServer(LoopbackServer):
     """The fake server as a context manager; ``script`` answers the agent's turns in order,
     then ``after`` answers every further turn (by default: text saying it is done)."""
 
     def __init__(self, script: Sequence[Step] = (), after: Step = says("Done.")) -> None:
+        super().__init__()
         self._state = _State(list(script), after)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def root_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fake model server is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.root_url}/v1"
 
     @property
     def requests(self) -> list[Recorded]:
@@ -395,25 +323,7 @@ class AgentModelServer:
         with self._state.lock:
             return len(self._state.script)
 
-    def __enter__(self) -> AgentModelServer:
+    def make_server(self) -> FakeHTTPServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.state = self._state
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = None
+        return server

@@ -12,16 +12,16 @@ reviewer sharing one endpoint each get their own script however their calls inte
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from tests.fakes.loopback_http import FakeHTTPServer, JsonHandler, LoopbackServer
+from tests.fakes.wire_bodies import anthropic_message, chat_completion
 
 
 @dataclass(frozen=True)
@@ -158,99 +158,34 @@ class _Script:
 
 
 def _openai_body(reply: FakeReply, model: str, serial: int) -> dict[str, Any]:
-    tool_calls = [
-        {
-            "id": f"call_{serial}_{i}",
-            "type": "function",
-            "function": {
-                "name": name,
-                "arguments": args if isinstance(args, str) else json.dumps(args),
-            },
-        }
-        for i, (name, args) in enumerate(reply.tool_calls)
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": f"chatcmpl-{serial}",
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if tool_calls else "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": reply.usage[0],
-            "completion_tokens": reply.usage[1],
-            "total_tokens": sum(reply.usage),
-            "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
-        },
-    }
+    calls = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in reply.tool_calls]
+    details = {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
+    return chat_completion(serial, model, reply.text, calls, reply.usage, details)
 
 
 def _anthropic_body(reply: FakeReply, model: str, serial: int) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    if reply.text:
-        content.append({"type": "text", "text": reply.text})
-    for i, (name, args) in enumerate(reply.tool_calls):
-        parsed = args if isinstance(args, dict) else {"_raw": args}
-        block = {"type": "tool_use", "id": f"toolu_{serial}_{i}", "name": name, "input": parsed}
-        content.append(block)
-    return {
-        "id": f"msg_{serial}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
-        "stop_sequence": None,
-        # Anthropic's input_tokens leaves out the cache reads and writes, reported apart.
-        "usage": {
-            "input_tokens": reply.usage[0] - reply.cached_tokens - reply.cache_write_tokens,
-            "output_tokens": reply.usage[1],
-            "cache_read_input_tokens": reply.cached_tokens,
-            "cache_creation_input_tokens": reply.cache_write_tokens,
-        },
+    calls = [(n, a if isinstance(a, dict) else {"_raw": a}) for n, a in reply.tool_calls]
+    # Anthropic's input_tokens leaves out the cache reads and writes, reported apart.
+    usage = {
+        "input_tokens": reply.usage[0] - reply.cached_tokens - reply.cache_write_tokens,
+        "output_tokens": reply.usage[1],
+        "cache_read_input_tokens": reply.cached_tokens,
+        "cache_creation_input_tokens": reply.cache_write_tokens,
     }
+    return anthropic_message(serial, model, reply.text, calls, usage)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output quiet."""
-
-    def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
-        data = body.encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        # The client may have given up already (a timeout test); that is fine.
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(data)
-
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            models = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.server.models]
-            self._send(200, json.dumps({"object": "list", "data": models}))
+        if self.route.endswith("/models"):
+            self.send_models(self.server.models)
         else:
-            self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+            self.send_no_route()
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length).decode("utf-8")
-        try:
-            body: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            body = raw
+        body = self.read_body()
         recorded = RecordedRequest("POST", self.path, dict(self.headers.items()), body)
         script = self.server.script
         reply = script.next_reply(recorded)
@@ -262,27 +197,26 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.retry_after is not None:
                 headers["Retry-After"] = f"{reply.retry_after:g}"
             error = {"type": "error", "error": {"message": reply.error_message, "type": "fake"}}
-            self._send(reply.status, json.dumps(error), headers)
+            self.send_json(reply.status, error, headers)
             return
         if reply.raw_body is not None:
-            self._send(200, reply.raw_body)
+            self.send_text(200, reply.raw_body)
             return
         model = body.get("model", "fake") if isinstance(body, dict) else "fake"
-        if self.path.rstrip("/").endswith("/messages"):
-            self._send(200, json.dumps(_anthropic_body(reply, model, serial)))
-        elif self.path.rstrip("/").endswith("/chat/completions"):
-            self._send(200, json.dumps(_openai_body(reply, model, serial)))
+        if self.route.endswith("/messages"):
+            self.send_json(200, _anthropic_body(reply, model, serial))
+        elif self.route.endswith("/chat/completions"):
+            self.send_json(200, _openai_body(reply, model, serial))
         else:
-            self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+            self.send_no_route()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeHTTPServer):
     script: _Script
     models: Sequence[str]
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     """Context manager running the fake server on 127.0.0.1 with a free port."""
 
     def __init__(
@@ -299,10 +233,9 @@ class FakeLLMServer:
             queues = {name: list(steps) for name, steps in routes.items()}
         else:
             queues = {"": list(replies)}
+        super().__init__()
         self._script = _Script(queues, router)
         self._models = list(models)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     @classmethod
     def for_roles(
@@ -318,19 +251,6 @@ class FakeLLMServer:
             routes={"developer": developer, "reviewer": reviewer},
             router=system_prompt_router(ROLE_MARKERS),
         )
-
-    @property
-    def base_url(self) -> str:
-        """Base URL including ``/v1`` (what the OpenAI SDK expects)."""
-        return f"{self.root_url}/v1"
-
-    @property
-    def root_url(self) -> str:
-        """Base URL without ``/v1`` (what the Anthropic SDK expects)."""
-        if self._server is None:
-            raise RuntimeError("fake LLM server is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def last_messages(self, index: int = -1, route: str | None = None) -> list[dict[str, Any]]:
         """The ``messages`` of a recorded chat request (default: the latest, of any route)."""
@@ -358,34 +278,8 @@ class FakeLLMServer:
         with self._script.lock:
             self._script.queues.setdefault(route, []).extend(replies)
 
-    def start(self) -> FakeLLMServer:
+    def make_server(self) -> FakeHTTPServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.script = self._script
         server.models = self._models
-        self._server = server
-        # A short poll interval keeps stop() fast; the default 0.5 s adds up over many tests.
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return server
