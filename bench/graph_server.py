@@ -8,11 +8,13 @@ workload, through the same client (``EndpointStore``):
 - beside a slow query: the small SELECT from another connection while a slow query runs.
 
 ``oxigraph serve`` comes from the ``oxigraph`` package (a dev dependency); without it only the
-new server is measured. Run: ``python bench/graph_server.py``. The last line is one JSON object.
+new server is measured. Run: ``python bench/graph_server.py`` (``--quick``: 20 sources, what a
+test runs). The last line is one JSON object.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
@@ -166,4 +168,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20 sources, a few runs each")
+    if parser.parse_args().quick:
+        GRAPHS, TRIPLES, SMALL, ROWS_GRAPHS, ROWS_RUNS, BESIDE = 20, 20, 10, 10, 3, 5
     main()

@@ -15,11 +15,13 @@ in the same run:
 
 The last line printed is one JSON object with ``ratio``, ``events_per_s``, ``raw_per_s``,
 ``two_monitors_per_s``, ``two_monitor_ratio``, ``p50_ms``, ``p99_ms``, ``cluster_p50_ms`` and
-``cluster_p99_ms``.
+``cluster_p99_ms``. ``--quick`` (500 events, one round, what a test runs) only checks that the
+bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -285,4 +287,8 @@ async def main() -> dict[str, float]:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="500 events, 50 for latency, 1 round")
+    if parser.parse_args().quick:
+        EVENTS, LATENCY_EVENTS, ROUNDS = 500, 50, 1
     asyncio.run(main())

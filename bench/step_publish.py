@@ -16,10 +16,12 @@ observer adds to a step's median (target < 1); and ``published`` / ``dropped`` o
 
 ``measure_publish_overhead()`` returns ``publish_overhead_ms`` for ``bench/step_monitor.py``;
 ``publish_overhead_report()`` returns every number. The last line printed is one JSON object.
+``--quick`` (one turn of 20 steps, what a test runs) only checks that the bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -171,4 +173,8 @@ def main() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one turn of 20 steps")
+    if parser.parse_args().quick:
+        STEPS, ROUNDS = 20, 1
     print(json.dumps(main()))
