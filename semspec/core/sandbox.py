@@ -134,6 +134,9 @@ class Fence:
     command agent's model server on loopback: see ``loopback_address``)."""
     home: Path | None = None
     """A command agent's private home, bound read-write (``fence_mounts``)."""
+    writable: tuple[Path, ...] = ()
+    """Folders outside the worktree bound read-write too (the folder a gate's test report is
+    written to, ``gates.junit``), even inside a hidden one."""
 
 
 def loopback_address(url: str | None) -> Address | None:
@@ -279,6 +282,9 @@ def bwrap_options(bwrap: str, fence: Fence, cwd: Path) -> list[str]:
         if os.path.isdir(real):
             args += ["--tmpfs", real]
     args += ["--bind", worktree, worktree]
+    for folder in fence.writable:
+        real = os.path.realpath(folder)
+        args += ["--bind", real, real]
     # A command agent's own home and its worktree's git metadata (``fence_mounts``).
     args += home_binds(fence.home) + worktree_git_binds(fence.worktree)
     # Always a network namespace of its own: a run with network gets it from slirp4netns,

@@ -864,8 +864,10 @@ class SemspecConfig(_Section):
     gates import the worktree's code (its import roots first on ``PYTHONPATH``; no gate runs
     when Python would find that code elsewhere); a gate whose program is not found fails the
     task once, as a configuration error. A gate with a ``format`` has its output read into
-    findings (file, line, rule, message), shown before its raw output; with ``baseline: auto``
-    (the default) findings and failing tests already on the task's base commit do not count."""
+    findings (file, line, rule, message), shown before its raw output (``pytest``: from the
+    JUnit XML report pytest is asked for through ``PYTEST_ADDOPTS``, written outside the
+    worktree; its printed summary when there is none); with ``baseline: auto`` (the default)
+    findings and failing tests already on the task's base commit do not count."""
     loop: LoopConfig = Field(default_factory=LoopConfig)
     """Bounds of the developer/reviewer loop."""
     risk: RiskConfig = Field(default_factory=RiskConfig)

@@ -36,6 +36,7 @@ import pygit2
 from semspec.core.errors import SemspecError
 from semspec.core.logging import get_logger
 from semspec.workflow.gates.findings import MAX_ITEMS, MAX_KNOWN_EXAMPLES, split_new
+from semspec.workflow.gates.junit import read_report_file
 from semspec.workflow.gates.parsers import FORMATS, Paths
 from semspec.workflow.gates.runner import GateFencing, Heartbeat, run_gates, working_dir_of
 from semspec.workflow.gates.types import GateItem, GateReport, GateResult, GateSpec
@@ -145,13 +146,20 @@ def _known_note(count: int, tests: bool, commit: str) -> str:
 
 
 def read_items(result: GateResult, spec: GateSpec, worktree: Path) -> list[GateItem] | None:
-    """The items of ``result``'s output in ``spec.format``: from its full log when that is
-    whole and not too long, else from the inline text."""
+    """The items of ``result`` in ``spec.format``: from the report its tool wrote when that
+    names any (pytest's JUnit XML), else from its full log when that is whole and not too
+    long, else from the inline text."""
+    fmt = FORMATS[spec.format]
+    paths = Paths(root=Path(os.path.realpath(worktree)), cwd=working_dir_of(spec, worktree))
+    if fmt.report is not None and result.report_path:
+        data = read_report_file(Path(result.report_path))
+        from_report = fmt.report.read(data, paths) if data is not None else None
+        if from_report:
+            return from_report
     text = _log_text(Path(result.log_path)) if result.log_path else None
     if text is None:
         text = result.output
-    paths = Paths(root=Path(os.path.realpath(worktree)), cwd=working_dir_of(spec, worktree))
-    return FORMATS[spec.format].read(text, paths)
+    return fmt.read(text, paths)
 
 
 def _log_text(path: Path) -> str | None:

@@ -14,45 +14,17 @@ short test summary, ``go test -json``, ``cargo test``'s ``---- name stdout ----`
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from semspec.workflow.gates.items import Paths as Paths  # re-exported: readers take one
+from semspec.workflow.gates.items import make_item as _item
+from semspec.workflow.gates.junit import JUNIT, Report
 from semspec.workflow.gates.types import GateItem
 
-MAX_MESSAGE_CHARS = 300
-"""A finding's message is cut here: items go into prompts and pages."""
-
-
-@dataclass(frozen=True)
-class Paths:
-    """Where the gate ran: file names are shown relative to ``root`` (the worktree)."""
-
-    root: Path
-    cwd: Path
-
-    def relative(self, name: str) -> str:
-        """``name`` (absolute, or relative to ``cwd``) relative to ``root`` when inside it."""
-        if not name:
-            return ""
-        path = Path(name)
-        full = path if path.is_absolute() else self.cwd / path
-        rel = os.path.relpath(os.path.normpath(full), self.root)
-        return name if rel.startswith("..") else Path(rel).as_posix()
-
-
 Reader = Callable[[str, Paths], "list[GateItem] | None"]
-
-
-def _item(path: str, line: Any, rule: str, message: str, test: str = "") -> GateItem:
-    text = " ".join(str(message).split())
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 3] + "..."
-    number = line if isinstance(line, int) and line > 0 else 0
-    return GateItem(path=path, line=number, rule=rule, message=text, test=test)
 
 
 def _json_document(text: str, opening: str) -> Any:
@@ -304,6 +276,8 @@ class Format:
     """Exit codes meaning "ran through and found these items". Only with one of them may a
     gate pass because its items were all on the base: pytest's 2 (interrupted, e.g. by a
     collection error) ran no tests at all, on the base or in the change."""
+    report: Report | None = None
+    """A report the tool writes when asked (pytest's JUnit XML), read before its output."""
 
 
 FORMATS: dict[str, Format] = {
@@ -312,7 +286,7 @@ FORMATS: dict[str, Format] = {
     "eslint-json": Format(read_eslint_json, tests=False),
     "golangci-json": Format(read_golangci_json, tests=False),
     "cargo-json": Format(read_cargo_json, tests=False, found_codes=frozenset({101})),
-    "pytest": Format(read_pytest, tests=True),
+    "pytest": Format(read_pytest, tests=True, report=JUNIT),
     "go-test-json": Format(read_go_test_json, tests=True),
     "cargo-test": Format(read_cargo_test, tests=True, found_codes=frozenset({101})),
 }

@@ -42,7 +42,9 @@ from semspec.workflow.gates.capture import UNCAPPED, OutputCapture
 from semspec.workflow.gates.go_replace import check_go_replaces
 from semspec.workflow.gates.import_roots import python_import_path, python_path_env
 from semspec.workflow.gates.missing_tools import refuse_missing_tools
+from semspec.workflow.gates.parsers import FORMATS
 from semspec.workflow.gates.process_group import end_group
+from semspec.workflow.gates.reports import keep_report, report_folder
 from semspec.workflow.gates.types import GateReport, GateResult, GateSpec
 
 Heartbeat = Callable[[], None]
@@ -112,13 +114,19 @@ async def run_gate(
     for network and agent code cannot get one off this machine's loopback here.
     """
     cwd = working_dir_of(spec, worktree)
-    fence = Fence(worktree, fencing.hidden, spec.network)
+    log_path = log_dir / log_file_name(spec.name)
+    fmt = FORMATS.get(spec.format)
+    report = fmt.report if fmt else None
+    report_dir = await asyncio.to_thread(report_folder, log_dir) if report else None
+    writable = (report_dir,) if report_dir else ()
+    fence = Fence(worktree, fencing.hidden, spec.network, writable=writable)
     if spec.network:
         fencing.sandbox.require_network()
     env = fencing.sandbox.env(child_env(fencing.env_names))
     env = python_path_env(env, fencing.python_path)
+    if report and report_dir:
+        env = report.env(env, report_dir)
     limits = fencing.limits
-    log_path = log_dir / log_file_name(spec.name)
     started = time.monotonic()
     cgroup = await asyncio.to_thread(make_run_cgroup, limits.processes, limits.memory_bytes)
     try:
@@ -140,6 +148,9 @@ async def run_gate(
     finally:
         if cgroup is not None:
             await asyncio.to_thread(cgroup.remove)
+        kept = ""
+        if report and report_dir:
+            kept = await asyncio.to_thread(keep_report, report, report_dir, log_path)
     duration_ms = (time.monotonic() - started) * 1000
     gate_span(
         telemetry.current(),
@@ -161,6 +172,7 @@ async def run_gate(
         output_truncated=capture.truncated,
         output_bytes=capture.total_bytes,
         log_path=str(capture.log_path),
+        report_path=kept,
     )
 
 

@@ -75,6 +75,9 @@ class GateResult:
     """A few of the ``known`` ones, to show what was set aside."""
     note: str = ""
     """What semspec made of the output (``baseline``): why it passed, why no baseline."""
+    report_path: str = ""
+    """A report the gate's tool wrote besides its output (pytest's JUnit XML, ``junit``),
+    kept beside its log; items are read from it first."""
 
     @property
     def has_items(self) -> bool:
