@@ -267,6 +267,42 @@ def _stall_line(health: dict[str, Any]) -> str | None:
     )
 
 
+def _not_consumed(ctx: typer.Context, health: dict[str, Any] | None) -> str | None:
+    """Read the monitor consumer's progress into ``health`` (``monitor_consumer``) and return
+    the red line when events are not being consumed; None when they are, or when JetStream did
+    not answer (``health`` says so)."""
+    if health is None or "error" in health:
+        return None
+    health["monitor_consumer"] = _monitor_consumer(ctx)
+    return _stall_line(health)
+
+
+def _up_not_consumed(ctx: typer.Context, statuses: list[ServiceStatus]) -> str | None:
+    """``status``'s check of the monitor consumer, after ``up``: the red line, or None.
+
+    A monitor this ``up`` has just started is given the handover bound of ADR 0005
+    (``lease_ttl_s + poll_s + ack_wait_s``) to take the lease and work through events that
+    waited while none ran, before their age counts against it.
+    """
+    import time
+
+    if not any(s.name == "nats" and s.state in _SERVING for s in statuses):
+        return None
+    risk = cli_context(ctx).config.risk
+    started = any(s.name == "monitor" and s.state == "started" for s in statuses)
+    grace_s = risk.leader.lease_ttl_s + risk.leader.poll_s + risk.ack_wait_s if started else 0.0
+    deadline = time.monotonic() + grace_s
+    while True:
+        stall = _not_consumed(ctx, _jetstream(ctx))
+        if stall is None or time.monotonic() >= deadline:
+            return stall
+        time.sleep(0.5)
+
+
+_SERVING = ("started", "already running", "external")
+"""States of a service ``up`` leaves serving."""
+
+
 def _monitors_line(statuses: list[ServiceStatus], health: dict[str, Any]) -> str:
     """Which monitor consumes the loop events and how many stand by."""
     roles = [(s.extra or {}).get("role") for s in statuses if s.name == "monitor"]
@@ -336,7 +372,16 @@ def register(app: typer.Typer) -> None:
         cli = cli_context(ctx)
         progress = None if as_json else (lambda msg: cli.err.print(msg, markup=False))
         statuses = Supervisor(cli.config, cli.repo, on_progress=progress).up()
+        stall = _up_not_consumed(ctx, statuses)
         _show_fenced(ctx, statuses, as_json)
+        if stall is not None:
+            # The same red line and exit as `status`: a running monitor process is not a
+            # consuming one (issue 26: `up` said healthy while nobody consumed for minutes).
+            if not as_json:
+                cli.console.print(stall, style="bold red", markup=False, soft_wrap=True)
+            out = cli.err if as_json else cli.console
+            out.print("not healthy: loop events are not being consumed", markup=False)
+            raise typer.Exit(1)
 
     @app.command("down")
     def down(
@@ -383,10 +428,7 @@ def register(app: typer.Typer) -> None:
         nats = next((s for s in statuses if s.name == "nats"), None)
         health = _jetstream(ctx) if nats is not None and nats.state in ("up", "external") else None
         statuses = _monitor_roles(_nats_connected(statuses, health), health)
-        stall = None
-        if health is not None and "error" not in health:
-            health["monitor_consumer"] = _monitor_consumer(ctx)
-            stall = _stall_line(health)
+        stall = _not_consumed(ctx, health)
         _show_fenced(ctx, statuses, as_json, health)
         if health is not None and "error" not in health and not as_json:
             cli.console.print(_monitors_line(statuses, health), markup=False, soft_wrap=True)
