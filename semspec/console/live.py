@@ -88,6 +88,8 @@ class LiveFeed:
     last_event_at: dict[str, str] = field(default_factory=dict)
     """Each task's latest loop event time seen while the console ran (the board's Updated
     column: Temporal's listing has no time of a running workflow's last change)."""
+    escalation_changes: int = 0
+    """Escalation and finished events seen: a change tells ``page_status`` its count is old."""
     _subscriptions: list[Subscription] = field(default_factory=list)
 
     async def start(self, nc: NatsClient) -> None:
@@ -129,6 +131,8 @@ class LiveFeed:
             event = event_from_json(msg.data)
         except ValidationError:
             return  # another version's event: the pages show what they understand
+        if event.kind in ("escalation", "finished"):
+            self.escalation_changes += 1
         if event.at:
             self.last_event_at.pop(event.task_id, None)  # re-inserted: newest last
             self.last_event_at[event.task_id] = event.at

@@ -107,12 +107,16 @@ class PageStatusCache:
     def __init__(self) -> None:
         self.current = PageStatus()
         self._read_at = float("-inf")
+        self._changes = -1
         self._reading: asyncio.Task[None] | None = None
 
     async def refresh(self, state: ConsoleState) -> None:
-        """Read the status again if it is older than ``FRESH_S``; wait at most ``WAIT_S``."""
-        if time.monotonic() - self._read_at < FRESH_S:
+        """Read the status again if it is older than ``FRESH_S`` or an escalation came or went
+        since; wait at most ``WAIT_S``."""
+        changes = state.feed.escalation_changes
+        if time.monotonic() - self._read_at < FRESH_S and changes == self._changes:
             return
+        self._changes = changes
         if self._reading is None or self._reading.done():
             self._reading = asyncio.create_task(self._read(state))
         with contextlib.suppress(TimeoutError):

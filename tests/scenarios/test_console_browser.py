@@ -49,7 +49,7 @@ from tests.support.mdurl_project import (
     without_fragment_support,
 )
 from tests.support.scenario_tasks import APPROVE, entries, finished, new_id, submit
-from tests.support.stack import Stack, running_stack, sample_config
+from tests.support.stack import Stack, running_stack, sample_config, write_script
 
 ROUND_TRIP_RULE = "Keep format(parse(url)) equal to url for every URL the tests list."
 SOPS = {
@@ -62,6 +62,16 @@ BROKEN = {"developer": {"write": {FORMAT_PY: without_fragment_support()}}}
 FIXED = {"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}
 GUIDANCE = "keep url.hash in format(); the round-trip test needs it"
 FAILING_TEST = "test_format_turns_a_parsed_url_back_into_the_same_text"
+HOSTILE_TITLE = "<script>alert(1)</script> huge table"
+BIG_FILE = "mdurl/_table.py"
+# Far over any profile's file limit: the budget check refuses the task before an agent runs.
+BIG_TABLE = "".join(f'ENTRY_{n} = "value number {n} of the table"\n' for n in range(40_000))
+NOTES = "docs/notes.md"
+# A change that passes the gates and touches a file outside the task's: a scope-creep flag.
+FLAGGED = {
+    "developer": {"write": {"README.md": "# mdurl\n\nA copy.\n", NOTES: "# Notes\n\nOne.\n"}},
+    "reviewer": APPROVE,
+}
 
 
 @dataclass
@@ -82,6 +92,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         "tests/test_mdurl.py": TEST_SUITE,
         "README.md": "# mdurl, copied for the console's browser scenario\n",
         ".gitignore": "__pycache__/\n.pytest_cache/\n",
+        BIG_FILE: BIG_TABLE,
         **{f"{SOP_DIR}/{name}": text for name, text in SOPS.items()},
     }
     config = sample_config([pytest_gate()], loop={"max_retries": 0})
@@ -172,7 +183,7 @@ async def test_the_board_shows_the_task_arrive_and_escalate_without_a_reload(
               - listitem:
                 - link "Board"
               - listitem:
-                - link "Inbox"
+                - link "Inbox 1 waiting"
               - listitem:
                 - link "Monitor"
               - listitem:
@@ -192,6 +203,8 @@ async def test_the_board_shows_the_task_arrive_and_escalate_without_a_reload(
                   - columnheader "Retries"
                   - columnheader "Context"
                   - columnheader "Cost"
+                  - columnheader "Started"
+                  - columnheader "Updated"
               - rowgroup:
                 - row:
                   - rowheader "{escalated.task_id}":
@@ -205,6 +218,31 @@ async def test_the_board_shows_the_task_arrive_and_escalate_without_a_reload(
         """
     )
     await screenshot(board, tmp_path, "board")
+
+
+async def test_the_nav_counts_the_open_escalation_live_and_on_every_page(
+    escalated: Escalated, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    # The board was loaded before the task escalated: the live feed raised its count.
+    await expect(escalated.board.locator("#escalation-count")).to_have_text("1")
+    for path in ("/monitor", "/knowledge", f"/tasks/{escalated.task_id}"):
+        async with opened(owner, console.origin + path) as page:
+            await expect(page.get_by_role("navigation", name="Console")).to_match_aria_snapshot(
+                """
+                - navigation "Console":
+                  - list:
+                    - listitem:
+                      - link "Board"
+                    - listitem:
+                      - link "Inbox 1 waiting"
+                    - listitem:
+                      - link "Monitor"
+                    - listitem:
+                      - link "Knowledge"
+                """
+            )
+            if path == "/knowledge":
+                await screenshot(page, tmp_path, "nav-count")
 
 
 READ_ATTEMPT = """async (url) => {
@@ -319,6 +357,14 @@ async def test_the_inbox_answer_resumes_the_task_and_the_open_board_shows_it_app
     await expect(row, "the open board never moved the task to Approved").to_have_attribute(
         "data-state", "approved"
     )
+    assert await escalated.board.evaluate("window.loadedOnce") == "yes"
+
+
+async def test_the_open_board_drops_the_answered_escalation_from_the_nav_count(
+    approved: dict[str, object], escalated: Escalated
+) -> None:
+    assert approved["outcome"] == "approved"
+    await expect(escalated.board.locator("#escalation-count")).to_have_text("0")
     assert await escalated.board.evaluate("window.loadedOnce") == "yes"
 
 
@@ -454,3 +500,200 @@ async def test_the_knowledge_page_lists_the_sops_with_the_files_each_matches(
             """
         )
         await screenshot(page, tmp_path, "knowledge")
+
+
+@dataclass
+class MoreTasks:
+    """A task refused for its oversized file (its title hostile) and an approved one that the
+    loop flagged for scope creep; both started after the escalated task was approved."""
+
+    refused: str
+    flagged: str
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def more_tasks(approved: dict[str, object], console: Console) -> MoreTasks:
+    stack = console.stack
+    refused = new_id("refused")
+    # The budget check refuses it before the scripted developer plays a turn.
+    script = write_script(stack.root / "scripts" / f"{refused}.yaml", [{"reviewer": APPROVE}])
+    submit_refused = ("task", "submit", HOSTILE_TITLE, "--id", refused, "--file", BIG_FILE)
+    done = await asyncio.to_thread(
+        stack.cli,
+        *submit_refused,
+        *("--criterion", "the table is sorted", "--script", str(script), "--json", "--wait"),
+    )
+    assert done.stdout, f"task submit printed nothing (exit {done.returncode}): {done.stderr}"
+    assert json.loads(done.stdout)["outcome"] == "refused", done.stdout[-2000:]
+    flagged = new_id("flagged")
+    _, status = await asyncio.to_thread(
+        submit, stack, stack.repo, flagged, ["README.md"], [FLAGGED]
+    )
+    assert status["outcome"] == "approved", json.dumps(status)[-3000:]
+    assert entries(status, "flag"), status["log"]
+    return MoreTasks(refused, flagged)
+
+
+TIME_TITLE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+AGO = re.compile(r"^(just now|\d+ (s|min|h|d) ago)$")
+
+
+async def test_the_board_shows_ages_a_refusals_reason_folded_sections_and_filters(
+    more_tasks: MoreTasks, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, console.origin + "/") as board:
+        refused = board.locator(f'tr[data-task-id="{more_tasks.refused}"]')
+        await expect(refused).to_match_aria_snapshot(
+            f"""
+            - row:
+              - rowheader /{more_tasks.refused} .* huge table .*file limit/:
+                - link "{more_tasks.refused}"
+              - cell
+              - cell "refused"
+            """
+        )
+        # The title is text: the script tag is shown, not run.
+        assert HOSTILE_TITLE in await refused.locator("th").inner_text()
+        for field in ("started", "updated"):
+            when = refused.locator(f'[data-field="{field}"] time')
+            assert TIME_TITLE.match(await when.get_attribute("title") or ""), field
+            assert AGO.match(await when.inner_text()), field
+        # Nothing halted: that section is its heading alone.
+        halted = board.get_by_role("region", name=re.compile(r"^Halted"))
+        await expect(halted).to_match_aria_snapshot("- region /Halted 0/:\n  - heading /Halted 0/")
+        await expect(board.get_by_role("main")).to_match_aria_snapshot(
+            """
+            - main:
+              - heading "Board" [level=1]
+              - search "Filter tasks":
+                - searchbox "Text"
+                - combobox "State"
+                - combobox "Plan"
+                - button "Filter"
+              - region /Running \\d+/
+              - region /Escalated 0/
+              - region /Halted 0/
+              - region /Approved [1-9]\\d*/:
+                - heading /Approved/
+                - table:
+                  - rowgroup:
+                    - row:
+                      - columnheader "Task"
+                      - columnheader "Started"
+                      - columnheader "Updated"
+              - region /Failed [1-9]\\d*/
+            """
+        )
+        await screenshot(board, tmp_path, "board-all")
+        # Typing filters at once; the address keeps the filter for a reload.
+        await board.get_by_role("searchbox", name="Text").fill("HUGE TABLE")
+        await expect(board.locator("tbody tr:visible")).to_have_count(1)
+        await expect(refused).to_be_visible()
+        await expect(
+            board.get_by_role("region", name=re.compile(r"^Approved"))
+        ).to_match_aria_snapshot("- region /Approved 0/:\n  - heading /Approved 0/")
+        await expect(board.locator("#filter-note")).to_contain_text("not shown")
+        assert board.url.endswith("/?q=HUGE+TABLE"), board.url
+        await screenshot(board, tmp_path, "board-filtered")
+        await board.reload()
+        await expect(board.locator("tbody tr:visible")).to_have_count(1)
+        await board.get_by_role("combobox", name="State").select_option("approved")
+        await board.get_by_role("searchbox", name="Text").fill("")
+        await expect(board.locator("tbody tr:visible")).to_have_count(2)  # both approved
+        await expect(board.locator(f'tr[data-task-id="{more_tasks.flagged}"]')).to_be_visible()
+
+
+async def test_the_task_page_styles_the_flag_and_folds_each_file_of_the_diff(
+    more_tasks: MoreTasks, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, f"{console.origin}/tasks/{more_tasks.flagged}") as page:
+        flag = page.locator('#timeline li[data-kind="flag"]')
+        await expect(flag).to_have_attribute("data-level", "warn")
+        await expect(flag).to_match_aria_snapshot(
+            f"""
+            - listitem:
+              - strong: flag
+              - text: /warn .*{NOTES}/
+            """
+        )
+        colour = await flag.locator(".level").evaluate("e => getComputedStyle(e).backgroundColor")
+        assert colour == "rgb(255, 243, 205)", colour  # the warn badge, not plain text
+        files = page.locator("#diff details.diff-file")
+        await expect(files).to_have_count(2)
+        await expect(page.locator("#diff")).to_match_aria_snapshot(
+            """
+            - group:
+              - text: /README.md \\+3 .1/
+            - group:
+              - text: /notes.md \\+3 .0/
+            """
+        )
+        # One line per line: each line's box is one line high, with no blank line between.
+        heights = await files.first.locator("pre span").evaluate_all(
+            "spans => spans.map(s => s.getBoundingClientRect().height)"
+        )
+        line = await files.first.locator("pre").evaluate(
+            "pre => parseFloat(getComputedStyle(pre).lineHeight)"
+        )
+        assert heights and max(heights) <= line + 1, (heights, line)
+        text = await files.first.locator("pre").inner_text()
+        assert "\n\n" not in text.strip(), text
+        await screenshot(page, tmp_path, "task-flag-diff")
+        await files.first.locator("summary").click()
+        await expect(files.first).not_to_have_attribute("open", "")
+        await expect(files.first.locator("pre")).to_be_hidden()
+        await screenshot(page, tmp_path, "task-diff-folded")
+
+
+async def test_the_monitor_shows_signal_times_as_ages_with_the_exact_time_on_hover(
+    more_tasks: MoreTasks, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, f"{console.origin}/monitor") as page:
+        scope = page.locator("#signal-stream tr", has_text=more_tasks.flagged).first
+        await expect(scope).to_be_visible()
+        when = scope.locator("td").first.locator("time")
+        assert TIME_TITLE.match(await when.get_attribute("title") or "")
+        assert AGO.match(await when.inner_text())
+        assert "T" in (await when.get_attribute("datetime") or "")
+        await screenshot(page, tmp_path, "monitor-times")
+
+
+async def test_every_page_shows_a_banner_while_no_monitor_consumes(
+    more_tasks: MoreTasks, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    """Last in this module: it stops the stack's monitor, and starts it again with ``up``."""
+    stack = console.stack
+    pages = ("/", "/inbox", "/monitor", "/knowledge", f"/tasks/{more_tasks.flagged}")
+    async with opened(owner, console.origin + "/knowledge") as page:
+        await expect(page.locator("#monitor-banner")).to_have_count(0)
+        await asyncio.to_thread(stack.kill, "monitor")
+        try:
+            # The killed monitor's lease runs out (risk.leader.lease_ttl_s); then every page says.
+            banner = page.locator("#monitor-banner")
+            for _ in range(60):
+                await page.reload()
+                if await banner.count():
+                    break
+                await asyncio.sleep(1)
+            await expect(banner).to_contain_text("no risk monitor holds the lease")
+            for path in pages:
+                await page.goto(console.origin + path)
+                await expect(page.get_by_role("main")).to_match_aria_snapshot(
+                    """
+                    - main:
+                      - alert:
+                        - strong: "Loop events are not being consumed:"
+                        - text: /no risk monitor holds the lease/
+                        - link "Monitor"
+                    """
+                )
+                name = path.strip("/").split("/")[0] or "board"
+                await screenshot(page, tmp_path, f"banner-{name}")
+        finally:
+            await asyncio.to_thread(stack.cli, "up")
+        for _ in range(60):
+            await page.goto(console.origin + "/knowledge")
+            if not await page.locator("#monitor-banner").count():
+                break
+            await asyncio.sleep(1)
+        await expect(page.locator("#monitor-banner")).to_have_count(0)
