@@ -10,13 +10,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
-from temporalio.service import RPCError
 
 from semspec.console.board_filter import BoardFilter
 from semspec.console.board_rows import BOARD_COLUMNS, BoardRow, board_rows
 from semspec.console.monitor_data import latest_signal_by_task
+from semspec.console.stack_problem import STACK_ERRORS, stack_problem
 from semspec.console.state import ConsoleState
-from semspec.core.errors import SemspecError
 
 SIGNALS_TIMEOUT_S = 3.0
 
@@ -65,10 +64,8 @@ async def board(request: Request) -> Response:
     signals = asyncio.create_task(_latest_signals(state))
     try:
         rows = await board_rows(await state.temporal(), state.closed_rows)
-    except SemspecError as exc:
-        problem = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
-    except RPCError as exc:
-        problem = f"Temporal answered: {exc.message}"
+    except STACK_ERRORS as exc:
+        problem = stack_problem(exc)
     wanted = BoardFilter.from_query(request.query_params)
     context = {
         "active": "board",

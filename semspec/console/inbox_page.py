@@ -27,15 +27,15 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
-from temporalio.service import RPCError
 
 from semspec.client.escalations import answer, open_escalations
 from semspec.client.task_client import find_task, resolve
 from semspec.client.task_render import gate_tail
 from semspec.console.forms import read_form
+from semspec.console.stack_problem import STACK_ERRORS, stack_problem
 from semspec.console.state import ConsoleState
 from semspec.console.task_timeline import latest_gates
-from semspec.core.errors import InputError, SemspecError
+from semspec.core.errors import InputError
 from semspec.core.owner_key import load_owner_key
 from semspec.vocabulary.resolution_actions import ACTIONS
 
@@ -66,10 +66,8 @@ async def inbox(request: Request) -> Response:
     problem = ""
     try:
         found = await open_escalations(await state.temporal())
-    except SemspecError as exc:
-        found, problem = [], f"{exc.message} ({exc.hint})" if exc.hint else exc.message
-    except RPCError as exc:
-        found, problem = [], f"Temporal answered: {exc.message}"
+    except STACK_ERRORS as exc:
+        found, problem = [], stack_problem(exc)
     # Each with its failed gates, and where their full logs are served.
     rows = [(e, [g for g in latest_gates(e.status) if not g.result.passed]) for e in found]
     context = {
@@ -101,11 +99,8 @@ async def answer_escalation(request: Request) -> Response:
         task_id, escalation_id = await find_task(client, ident)
         ack = await resolve(client, task_id, resolution, owner, escalation_id)
         note = Note(True, f"answered {ack.escalation_id} of task {task_id} with {ack.action}")
-    except SemspecError as exc:
-        hint = f" ({exc.hint})" if exc.hint else ""
-        note = Note(False, f"not answered: {exc.message}{hint}")
-    except RPCError as exc:
-        note = Note(False, f"not answered: Temporal answered: {exc.message}")
+    except STACK_ERRORS as exc:
+        note = Note(False, f"not answered: {stack_problem(exc)}")
     return RedirectResponse(f"/inbox?note={_keep(request, note)}", status_code=303)
 
 

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from semspec.console.knowledge_data import SHOWN_MATCHES, Knowledge, gather
+from semspec.console.stack_problem import stack_problem
 from semspec.console.state import ConsoleState
 from semspec.core.errors import SemspecError
 
@@ -33,7 +34,7 @@ async def knowledge(request: Request) -> Response:
     try:
         found = await anyio.to_thread.run_sync(_read, state)
     except SemspecError as exc:
-        problem = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        problem = stack_problem(exc)
     context = {"active": "knowledge", "k": found, "problem": problem, "shown": SHOWN_MATCHES}
     return state.render(request, "knowledge.html", context, status=503 if problem else 200)
 

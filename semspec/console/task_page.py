@@ -27,10 +27,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 from temporalio.client import WorkflowQueryFailedError
-from temporalio.service import RPCError
 
 from semspec.client.task_client import task_status
 from semspec.console.diff_files import split_patch
+from semspec.console.stack_problem import STACK_ERRORS, stack_problem
 from semspec.console.state import ConsoleState
 from semspec.console.task_diff import task_diff
 from semspec.console.task_logs import LogRefused, open_gate_log, read_chunks
@@ -117,9 +117,7 @@ async def _status(state: ConsoleState, task_id: str) -> tuple[TaskStatus | None,
         return await task_status(await state.temporal(), task_id), "", 200
     except NotFoundError:
         return None, f"there is no task {task_id!r}", 404
-    except SemspecError as exc:
-        return None, f"task {task_id} cannot be read: {exc.message}", 503
     except WorkflowQueryFailedError as exc:  # e.g. its first workflow task has not run yet
         return None, f"task {task_id} cannot be read yet: {exc}", 503
-    except RPCError as exc:
-        return None, f"task {task_id} cannot be read: Temporal answered: {exc.message}", 503
+    except STACK_ERRORS as exc:
+        return None, f"task {task_id} cannot be read: {stack_problem(exc)}", 503
