@@ -42,6 +42,7 @@ from semspec.workflow.gates.capture import UNCAPPED, OutputCapture
 from semspec.workflow.gates.go_replace import check_go_replaces
 from semspec.workflow.gates.import_roots import python_import_path, python_path_env
 from semspec.workflow.gates.missing_tools import refuse_missing_tools
+from semspec.workflow.gates.node_links import check_node_links
 from semspec.workflow.gates.parsers import FORMATS
 from semspec.workflow.gates.process_group import end_group
 from semspec.workflow.gates.reports import keep_report, report_folder
@@ -186,8 +187,10 @@ async def run_gates(
 ) -> GateReport:
     """Run every gate in order, including those after a failure, so the reviewer sees all.
 
-    First, Python gates are made to import the worktree's code (``import_roots``); after, a
-    gate whose program is missing is a GateError (``missing_tools``), not a failure.
+    First, Python gates are made to import the worktree's code (``import_roots``), and a Go
+    ``replace`` or a Node ``node_modules`` link into the user's checkout is refused
+    (``go_replace``, ``node_links``); after, a gate whose program is missing is a GateError
+    (``missing_tools``), not a failure.
     """
     if specs:
         env = fencing.sandbox.env(child_env(fencing.env_names))
@@ -198,6 +201,7 @@ async def run_gates(
         )
         fencing = replace(fencing, python_path=path)
         await asyncio.to_thread(check_go_replaces, worktree, first)
+        await asyncio.to_thread(check_node_links, worktree, first)
     results = [
         await run_gate(spec, worktree, log_dir, max_output_bytes, heartbeat, fencing)
         for spec in specs
