@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,18 @@ def calls(name: str, arguments: dict[str, Any], usage: tuple[int, int] = (100, 2
 
 Step = AgentReply | Callable[[dict[str, Any]], AgentReply]
 """A reply, or one computed from the request body."""
+
+
+def slowly(reply: AgentReply, seconds: float) -> Step:
+    """``reply``, given after ``seconds`` (a real model takes that long, and longer)."""
+
+    def answer(body: dict[str, Any]) -> AgentReply:
+        time.sleep(seconds)
+        return reply
+
+    return answer
+
+
 SIDE_REPLY = AgentReply(text="Fake session title", usage=(30, 7))
 
 

@@ -25,7 +25,7 @@ from semspec.agents.llm_factory import developer_for
 from semspec.agents.protocol import DeveloperRequest
 from semspec.core.config.models import RoleModel
 from semspec.core.sandbox import sandbox_for
-from tests.fakes.agent_model_server import AgentModelServer, AgentReply, calls, says
+from tests.fakes.agent_model_server import AgentModelServer, AgentReply, Step, calls, says, slowly
 from tests.test_agent_steps import Recorder
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
@@ -179,6 +179,8 @@ AIDER_STALE_EDIT = (
 """An edit whose SEARCH text is not in the file: Aider sends the failure back, every time."""
 MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 MODEL, NO_ERROR = "model", False
+MINI_LOOP_REPLY_S = 0.5
+"""How long the fake model takes to answer each repeat of mini-swe-agent's loop."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ class Cli:
     steps: list[tuple[str, str | None, bool]]
     tokens: tuple[int, int] | None
     """(input, output) the run reports; None for a CLI that reports none."""
-    loop: AgentReply
+    loop: Step
     """A reply that, given again and again, keeps the agent running the same command."""
     loop_rule: str = "repeated_action"
     """The step rule that stops the loop."""
@@ -250,7 +252,11 @@ CLIS = {
         # Watched step by step in its trajectory file.
         [(MODEL, None, NO_ERROR), ("tool", "bash", NO_ERROR)] * 2,
         (200, 40),
-        calls("bash", {"command": "ls"}),
+        # mini-swe-agent takes a step in a fraction of a second against an instant model; the
+        # monitor's pause has to go from its trajectory file through NATS and back, and a run
+        # that repeats 4 more times first reaches the halt before the workflow acted on the
+        # pause. A model as slow as a real one (seconds a reply) leaves the pause its time.
+        slowly(calls("bash", {"command": "ls"}), MINI_LOOP_REPLY_S),
     ),
 }
 
