@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from semspec.console.board_rows import board_row
 from semspec.workflow.task.dollars import spent_text, step_cost_text
+from semspec.workflow.task.listing import listing_of
 from semspec.workflow.task.messages import TaskStatus
 from semspec.workflow.task.usage import UsageTotals
 
@@ -33,8 +34,8 @@ def test_a_step_cost_names_its_model_or_is_empty_without_a_call() -> None:
 def test_the_board_cost_column_comes_from_the_same_text_as_the_task_page() -> None:
     status = TaskStatus(task_id="t", title="t", phase="done", iteration=1, retries=4, max_retries=3)
     status.usage = UsageTotals(steps=3, cost_usd=0.0, unpriced_models=["local"])
-    row = board_row("t", "completed", "", status)
+    row = board_row("t", "completed", "", listing_of(status))
     assert row.cost == "unpriced (model local)"
     assert row.retries == "3/3"
     status.usage = UsageTotals(steps=3, cost_usd=0.0)
-    assert board_row("t", "completed", "", status).cost == "$0.0000"
+    assert board_row("t", "completed", "", listing_of(status)).cost == "$0.0000"

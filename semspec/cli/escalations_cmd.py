@@ -30,13 +30,13 @@ def list_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Escalations waiting for a human."""
-    from semspec.client.escalations import open_escalations
+    """Escalations waiting for a human (read from Temporal's visibility: no worker asked)."""
+    from semspec.client.escalations import waiting_escalations
 
     cli = cli_context(ctx)
 
     async def body(client: Client, _e: Endpoints) -> None:
-        rows = [item.escalation for item in await open_escalations(client)]
+        rows = await waiting_escalations(client)
         if as_json:
             print_json(cli.console, jsonable(rows))
             return

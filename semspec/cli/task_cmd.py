@@ -12,7 +12,7 @@ import typer
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
-from semspec.client.task_states import TASK_OUTCOMES, TASK_STATES, check_state
+from semspec.client.task_states import LIST_LIMIT, TASK_OUTCOMES, TASK_STATES, check_state
 from semspec.core.errors import TaskSpecError
 from semspec.vocabulary.workflow_names import task_workflow_id
 
@@ -226,19 +226,31 @@ def list_cmd(
         help=f"Only tasks in this state ({', '.join(TASK_STATES)}) or with this outcome "
         f"({', '.join(TASK_OUTCOMES)}).",
     ),
+    limit: int = typer.Option(
+        LIST_LIMIT, "--limit", min=1, help="Show the newest LIMIT tasks (default 50)."
+    ),
+    show_all: bool = typer.Option(False, "--all", help="Show every task (overrides --limit)."),
     wide: bool = typer.Option(
         False, "--wide", help="One line per task however wide (long cells fold by default)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Tasks, newest first: one row per task; failed and refused ones show as failed."""
+    """Tasks, newest first: one row per task; failed and refused ones show as failed.
+
+    Read from Temporal's visibility in one call per page: no worker needs to be running."""
     cli = cli_context(ctx)
     wanted = check_state(state)
 
     async def body(client: Client, _e: Endpoints) -> None:
         from semspec.client.task_client import list_tasks
 
-        rows = await list_tasks(client, wanted)
+        page = await list_tasks(client, wanted, None if show_all else limit)
+        rows = page.rows
+        if page.more:
+            # On stderr: stdout stays the table or the JSON list a script reads.
+            cli.err.print(
+                f"the newest {len(rows)} tasks; see more with --limit N or --all", markup=False
+            )
         if as_json:
             print_json(cli.console, jsonable(rows))
             return

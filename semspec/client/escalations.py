@@ -31,12 +31,27 @@ class OpenEscalation:
         return [g for g in self.status.last_gates if not g.passed]
 
 
+async def waiting_escalations(client: Client) -> list[Escalation]:
+    """Every escalation waiting for a human, newest task first, from the tasks' memos in
+    Temporal's visibility: one call per page, no question to a worker (issue 31)."""
+    from semspec.client.task_client import list_tasks
+
+    page = await list_tasks(client, "escalated", None)
+    found = []
+    for row in page.rows:
+        listing = page.listings.get(row.task_id)
+        if listing is not None and listing.pending_escalation is not None:
+            found.append(listing.pending_escalation)
+    return found
+
+
 async def open_escalations(client: Client) -> list[OpenEscalation]:
-    """Every escalation waiting for a human, with its task's status and suggested actions."""
+    """Every escalation waiting for a human, with its task's whole status (the evidence) and
+    suggested actions: a status query per escalated task, for the inbox that shows them all."""
     from semspec.client.task_client import list_tasks, task_status
 
     found = []
-    for row in await list_tasks(client, "escalated"):
+    for row in (await list_tasks(client, "escalated", None)).rows:
         status = await task_status(client, row.task_id)
         esc = status.pending_escalation
         if esc is not None:

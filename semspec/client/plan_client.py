@@ -1,5 +1,5 @@
 """Talk to plan workflows: submit a plan and read its status with each running task's phase
-and cost so far."""
+and cost so far (from the tasks' memos in Temporal's visibility)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from semspec.client.task_client import task_status
+from semspec.client.task_client import running_listings
 from semspec.core.errors import InputError, NotFoundError, SemspecError
 from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import QUERY_STATUS, plan_workflow_id
@@ -81,16 +81,19 @@ async def plan_status(client: Client, plan_id: str) -> PlanStatus:
             f"plan {plan_id} did not answer within {QUERY_TIMEOUT_S:.0f}s",
             hint="is a worker running? start one with `semspec up` or `semspec worker`",
         ) from None
-    for row in status.tasks:
-        if row.state == RUNNING:
-            try:
-                running = await task_status(client, row.task_id)
-            except Exception:  # the phase is a courtesy: a task may close or not exist yet
+    if any(row.state == RUNNING for row in status.tasks):
+        # One visibility listing of the running tasks, not a query per task (issue 31).
+        listings = await running_listings(client)
+        for row in status.tasks:
+            if row.state != RUNNING:
+                continue
+            listing = listings.get(row.task_id)
+            if listing is None:  # the phase is a courtesy: a task may close or not be listed yet
                 row.phase = "unknown"
                 continue
-            row.phase, row.cost_usd = running.phase, running.usage.cost_usd
-            if running.pending_escalation is not None:
-                row.reason = running.pending_escalation.reason
+            row.phase, row.cost_usd = listing.phase, listing.cost_usd
+            if listing.pending_escalation is not None:
+                row.reason = listing.pending_escalation.reason
     return status
 
 

@@ -7,7 +7,7 @@ the workflow refuses both without a valid signature.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
@@ -15,12 +15,11 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
-    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from semspec.client.task_states import TEMPORAL_SPELLING, check_state
+from semspec.client.task_states import LIST_LIMIT, TEMPORAL_SPELLING, check_state
 from semspec.core import telemetry
 from semspec.core.errors import InputError, NotFoundError, SemspecError
 from semspec.core.owner_key import OwnerKey
@@ -35,6 +34,7 @@ from semspec.vocabulary.workflow_names import (
 )
 
 if TYPE_CHECKING:
+    from semspec.workflow.task.listing import TaskListing
     from semspec.workflow.task.messages import (
         Resolution,
         ResolutionAck,
@@ -48,6 +48,8 @@ ANSWER_QUERY_TIMEOUT_S = 30.0
 """How long ``resolve`` waits for the pending question. Temporal sends a query to the worker that
 ran the task last for about 10 s after that worker stopped polling, so right after a worker was
 replaced the first query waits that long; an answer, unlike a glance at the status, is worth it."""
+PAGE_SIZE = 1000
+"""Runs per visibility call at most (the frontend's default cap on a page)."""
 CLOSED_QUERY_TIMEOUT_S = 5.0
 """A closed workflow answers a query by replay on a worker; without one it never answers."""
 
@@ -64,6 +66,16 @@ class TaskSummary:
     started: str
 
 
+@dataclass
+class TaskPage:
+    """What ``list_tasks`` found: the rows, and whether more tasks are beyond its limit."""
+
+    rows: list[TaskSummary]
+    more: bool
+    listings: dict[str, TaskListing] = field(default_factory=dict)
+    """Each listed task's memo by task id (absent for a run that never wrote one)."""
+
+
 async def submit(
     client: Client, task_queue: str, inp: TaskInput, owner: OwnerKey
 ) -> WorkflowHandle[Any, Any]:
@@ -77,6 +89,7 @@ async def submit(
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
 
+    from semspec.workflow.task.listing import memo_fields, submitted_listing
     from semspec.workflow.task.messages import TASK_START, TaskResult, signed_start
 
     task_id = inp.spec.task_id
@@ -94,6 +107,10 @@ async def submit(
                 task_queue=task_queue,
                 result_type=TaskResult,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                # Lists show the task from its memo even before a worker takes it (issue 31).
+                memo=memo_fields(
+                    submitted_listing(inp.spec.title, inp.spec.plan_id, inp.limits.max_retries)
+                ),
             )
     except WorkflowAlreadyStartedError:
         pass
@@ -202,52 +219,74 @@ async def _closed_status(handle: WorkflowHandle[Any, Any], task_id: str, state: 
     return status
 
 
-def _list_row(wf_state: str, status: TaskStatus | None) -> tuple[str, str]:
+def _list_row(wf_state: str, listing: TaskListing | None) -> tuple[str, str]:
     """State and phase columns: escalated tasks as such, completed ones by their outcome."""
-    if status is None:
+    if listing is None:
         return wf_state, "unknown" if wf_state in ("running", "completed") else wf_state
-    phase = status.phase
+    phase = listing.phase
     if wf_state == "running":
         return ("escalated" if phase == "escalated" else "running"), phase
-    outcome = status.outcome or wf_state
+    outcome = listing.outcome or wf_state
     if wf_state == "completed":
         return ("completed" if outcome == "approved" else "failed"), outcome
     return wf_state, outcome
 
 
-async def list_tasks(
-    client: Client, state: str | None = None, limit: int = 200
-) -> list[TaskSummary]:
-    """One row per task, newest first; escalated and failed tasks show as such.
+def _list_query(wanted: str | None) -> str:
+    """The visibility query of ``task list``: constants only, never a user's text."""
+    if wanted in ("running", "escalated"):
+        # Only open workflows can be either.
+        return f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus = 'Running'"
+    return f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
 
-    A task that checkpointed ran as several workflow runs (continue-as-new); only its latest
-    run is listed.
+
+async def list_tasks(
+    client: Client, state: str | None = None, limit: int | None = LIST_LIMIT
+) -> TaskPage:
+    """The newest ``limit`` tasks (all with None); escalated and failed tasks show as such.
+
+    Every row comes from Temporal's visibility, the task's memo (``TaskListing``) included: one
+    call per page of up to ``PAGE_SIZE`` runs, and no question to any worker, so the cost does
+    not grow with each task's history and the list answers with no worker running. A task that
+    checkpointed ran as several workflow runs (continue-as-new); only its latest run is listed.
     """
+    from semspec.workflow.task.listing import read_listing
+
     wanted = check_state(state)
     rows: list[TaskSummary] = []
+    listings: dict[str, TaskListing] = {}
     seen: set[str] = set()
-    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
-    if wanted in ("running", "escalated"):
-        # Only open workflows can be either: closed ones need not be asked (a replay each).
-        query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus = 'Running'"
-    async for wf in client.list_workflows(query, limit=limit):
+    # One more than asked for: the page then also says whether more tasks exist.
+    page_size = PAGE_SIZE if limit is None else min(PAGE_SIZE, limit + 1)
+    async for wf in client.list_workflows(_list_query(wanted), page_size=page_size):
         if wf.id in seen:
             continue
         seen.add(wf.id)
-        task_id = task_id_of(wf.id)
-        wf_state = state_name(wf.status)
-        status: TaskStatus | None = None
-        try:
-            status = await asyncio.wait_for(task_status(client, task_id), QUERY_TIMEOUT_S)
-        except (SemspecError, TimeoutError, WorkflowQueryFailedError):
-            status = None
-        shown, phase = _list_row(wf_state, status)
+        listing = await read_listing(wf)
+        shown, phase = _list_row(state_name(wf.status), listing)
         if wanted and wanted not in (shown, phase):
             continue
+        if limit is not None and len(rows) >= limit:
+            return TaskPage(rows, more=True, listings=listings)
         started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
-        title, iteration = (status.title, status.iteration) if status else ("", 0)
+        title, iteration = (listing.title, listing.iteration) if listing else ("", 0)
+        task_id = task_id_of(wf.id)
         rows.append(TaskSummary(task_id, shown, title, phase, iteration, started))
-    return rows
+        if listing is not None:
+            listings[task_id] = listing
+    return TaskPage(rows, more=False, listings=listings)
+
+
+async def running_listings(client: Client) -> dict[str, TaskListing]:
+    """The memo of every running task by task id, from visibility in one call per page."""
+    from semspec.workflow.task.listing import read_listing
+
+    found: dict[str, TaskListing] = {}
+    async for wf in client.list_workflows(_list_query("running"), page_size=PAGE_SIZE):
+        listing = await read_listing(wf)
+        if listing is not None:
+            found.setdefault(task_id_of(wf.id), listing)
+    return found
 
 
 async def find_task(client: Client, ident: str) -> tuple[str, str | None]:

@@ -20,6 +20,8 @@ TASK_STATES: tuple[str, ...] = (
 """What ``task list`` shows in its state column (``--state`` also takes an outcome)."""
 TASK_OUTCOMES: tuple[str, ...] = ("approved", "aborted", "refused")
 """Outcomes of a completed workflow; all but ``approved`` list as ``failed``."""
+LIST_LIMIT = 50
+"""Tasks ``task list`` shows unless told otherwise (``--limit``, ``--all``)."""
 TEMPORAL_SPELLING = {"canceled": "cancelled"}
 """Temporal's spelling of a state, where it differs from ours."""
 

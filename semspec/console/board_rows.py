@@ -1,35 +1,33 @@
-"""The board's rows: each task's latest workflow run and its status, as ``semspec task list``
-and ``semspec task status`` read them."""
+"""The board's rows: each task's latest workflow run and its listing, read from Temporal's
+visibility (the memo the task keeps, ``semspec.workflow.task.listing``) in one call per page, as
+``semspec task list`` reads them: no status query per task, so a board of 500 tasks costs one
+call and answers with no worker running (issue 31)."""
 
 from __future__ import annotations
 
-import asyncio
+import base64
+import binascii
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from temporalio.client import WorkflowQueryFailedError
-
-from semspec.client.task_client import state_name, task_status
+from semspec.client.task_client import state_name
 from semspec.client.task_render import retries_fraction
-from semspec.core.errors import SemspecError
+from semspec.core.errors import InputError
 from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
 from semspec.workflow.task.dollars import spent_text
+from semspec.workflow.task.listing import TaskListing, read_listing
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from semspec.workflow.task.messages import TaskStatus
-
 BOARD_COLUMNS = ("running", "escalated", "halted", "approved", "failed")
 """The board's sections, in the order shown."""
 LIMIT = 500
-"""Tasks the board shows, newest first."""
-QUERIES_AT_ONCE = 8
+"""Tasks one page of the board shows, newest first."""
 LIST_TIMEOUT = timedelta(seconds=3)
 """How long Temporal may take to list the tasks before the board says it does not answer."""
-STATUS_TIMEOUT_S = 3.0
-"""How long one task's status may take before its row shows what Temporal alone knows."""
+QUERY = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
 
 
 @dataclass(frozen=True)
@@ -58,80 +56,98 @@ class BoardRow:
     """When its workflow closed (ISO 8601); empty while it runs."""
 
 
+@dataclass(frozen=True)
+class BoardPage:
+    """One page of the board's rows and where the next one starts."""
+
+    rows: list[BoardRow]
+    after: str
+    """Opaque token of the next page (URL-safe text); empty on the last page."""
+
+
 async def board_rows(
     client: Client, closed: dict[str, BoardRow] | None = None, limit: int = LIMIT
 ) -> list[BoardRow]:
-    """Every task's row, newest first; statuses are asked for a few at a time. ``closed``
-    keeps the rows of closed workflow runs (by run id) between calls: they never change, and
-    reading a closed run's result is most of the time a board takes."""
+    """The newest ``limit`` tasks' rows (the board's first page)."""
+    return (await board_page(client, closed, limit)).rows
+
+
+async def board_page(
+    client: Client, closed: dict[str, BoardRow] | None = None, limit: int = LIMIT, after: str = ""
+) -> BoardPage:
+    """A page of up to ``limit`` rows, newest first, from one visibility call; ``after`` is the
+    ``BoardPage.after`` of the page before. ``closed`` keeps the rows of closed workflow runs
+    (by run id) between calls: they never change."""
     closed = {} if closed is None else closed
-    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
-    found: dict[str, tuple[str, str, str, str]] = {}
-    async for wf in client.list_workflows(query, limit=limit, rpc_timeout=LIST_TIMEOUT):
-        if wf.id not in found:
-            started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
-            closed_at = wf.close_time.isoformat(timespec="seconds") if wf.close_time else ""
-            found[wf.id] = (wf.run_id, state_name(wf.status), started, closed_at)
-    gate = asyncio.Semaphore(QUERIES_AT_ONCE)
+    pages = client.list_workflows(
+        QUERY, page_size=limit, next_page_token=_token(after), rpc_timeout=LIST_TIMEOUT
+    )
+    await pages.fetch_next_page()
+    rows: list[BoardRow] = []
+    seen: set[str] = set()
+    for wf in pages.current_page or []:
+        if wf.id in seen:
+            continue
+        seen.add(wf.id)
+        if wf.run_id in closed:
+            rows.append(closed[wf.run_id])
+            continue
+        wf_state = state_name(wf.status)
+        started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
+        closed_at = wf.close_time.isoformat(timespec="seconds") if wf.close_time else ""
+        listing = await read_listing(wf)
+        made = replace(board_row(task_id_of(wf.id), wf_state, started, listing), closed=closed_at)
+        if wf_state != "running" and listing is not None and wf.run_id:
+            closed[wf.run_id] = made
+        rows.append(made)
+    following = pages.next_page_token
+    return BoardPage(rows, base64.urlsafe_b64encode(following).decode() if following else "")
 
-    async def row(
-        workflow_id: str, run_id: str, wf_state: str, started: str, closed_at: str
-    ) -> BoardRow:
-        if run_id in closed:
-            return closed[run_id]
-        task_id = task_id_of(workflow_id)
-        async with gate:
-            status = await _status(client, task_id)
-        made = replace(board_row(task_id, wf_state, started, status), closed=closed_at)
-        if wf_state != "running" and status is not None:
-            closed[run_id] = made
-        return made
 
-    return list(await asyncio.gather(*(row(wid, *seen) for wid, seen in found.items())))
-
-
-async def _status(client: Client, task_id: str) -> TaskStatus | None:
-    try:
-        asking = task_status(client, task_id, STATUS_TIMEOUT_S)
-        return await asyncio.wait_for(asking, STATUS_TIMEOUT_S)
-    except (SemspecError, TimeoutError, WorkflowQueryFailedError):
+def _token(after: str) -> bytes | None:
+    if not after:
         return None
+    try:
+        return base64.urlsafe_b64decode(after.encode("ascii"))
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise InputError(
+            "the board's page token is not one the board gave", hint="start from the first page"
+        ) from None
 
 
-def board_row(task_id: str, wf_state: str, started: str, status: TaskStatus | None) -> BoardRow:
-    """A task's row from its workflow state and (when it answered) its status."""
-    if status is None:
+def board_row(task_id: str, wf_state: str, started: str, listing: TaskListing | None) -> BoardRow:
+    """A task's row from its workflow state and (when it wrote one) its listing."""
+    if listing is None:
         column = "running" if wf_state == "running" else "failed"
         return BoardRow(task_id, column, wf_state, "unknown", "", "", 0, "", "", None, 0.0, started)
-    context = status.context
     return BoardRow(
         task_id=task_id,
-        column=column_of(wf_state, status),
+        column=column_of(wf_state, listing),
         state=wf_state,
-        phase=status.outcome if wf_state != "running" and status.outcome else status.phase,
-        title=status.title,
-        plan_id=status.plan_id or "",
-        iteration=status.iteration,
-        retries=retries_fraction(status.retries, status.max_retries),
-        pressure=context.pressure if context else "",
-        utilization=context.utilization if context else None,
-        cost_usd=status.usage.cost_usd,
+        phase=listing.outcome if wf_state != "running" and listing.outcome else listing.phase,
+        title=listing.title,
+        plan_id=listing.plan_id,
+        iteration=listing.iteration,
+        retries=retries_fraction(listing.retries, listing.max_retries),
+        pressure=listing.pressure,
+        utilization=listing.utilization,
+        cost_usd=listing.cost_usd,
         started=started,
-        cost=spent_text(status.usage.cost_usd, status.usage.unpriced_models),
-        reason=(status.reason or "") if status.outcome and status.outcome != "approved" else "",
+        cost=spent_text(listing.cost_usd, listing.unpriced_models),
+        reason=(listing.reason or "") if listing.outcome and listing.outcome != "approved" else "",
     )
 
 
-def column_of(wf_state: str, status: TaskStatus) -> str:
+def column_of(wf_state: str, listing: TaskListing) -> str:
     """The board section of a task."""
     if wf_state == "running":
-        if status.halted:
+        if listing.halted:
             return "halted"
-        if status.phase == "escalated" or status.pending_escalation is not None:
+        if listing.phase == "escalated" or listing.pending_escalation is not None:
             return "escalated"
         return "running"
-    if wf_state == "completed" and status.outcome == "approved":
+    if wf_state == "completed" and listing.outcome == "approved":
         return "approved"
-    if status.halted or status.outcome == "halted":
+    if listing.halted or listing.outcome == "halted":
         return "halted"
     return "failed"

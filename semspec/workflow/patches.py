@@ -8,6 +8,9 @@ re-records ``tests/histories/``. ``tests/test_workflow_patches.py`` checks both 
 
 from __future__ import annotations
 
-PATCHES: dict[str, str] = {}
-"""Patch id → the minor version (``"0.N"``) that added it. Empty: the eight patches written
-while 0.1.0 was developed went with issue 27."""
+PATCHES: dict[str, str] = {
+    # The task keeps its list row in its memo (``workflow/task/loop/listing_memo.py``, issue 31).
+    "listing-memo": "0.1",
+}
+"""Patch id → the minor version (``"0.N"``) that added it. The eight patches written while 0.1.0
+was developed went with issue 27."""

@@ -1,0 +1,90 @@
+"""What a list shows of a task, kept in its workflow's memo so lists read it from Temporal's
+visibility in one call per page instead of asking each task's worker (issue 31).
+
+The workflow writes ``TaskListing`` under ``LISTING_MEMO`` whenever it changes (``loop/
+listing_memo.py``); ``semspec task list``, ``escalations list``, ``plan status`` and the
+console's board read it back with ``read_listing``. Plain data, no Temporal: the workflow and the
+clients share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from semspec.workflow.task.messages import Escalation
+
+if TYPE_CHECKING:
+    from temporalio.client import WorkflowExecution
+
+    from semspec.workflow.task.messages import TaskStatus
+
+LISTING_MEMO = "listing"
+"""Memo key of a task's ``TaskListing``."""
+REASON_CHARS = 500
+"""A reason is cut here: a memo is held per run in visibility and sent with every list page."""
+
+
+@dataclass
+class TaskListing:
+    """One task as lists show it: the few fields of ``TaskStatus`` a row needs."""
+
+    title: str = ""
+    plan_id: str = ""
+    phase: str = ""
+    outcome: str = ""
+    reason: str = ""
+    iteration: int = 0
+    retries: int = 0
+    max_retries: int = 0
+    halted: bool = False
+    cost_usd: float = 0.0
+    unpriced_models: list[str] = field(default_factory=list)
+    pressure: str = ""
+    utilization: float | None = None
+    pending_escalation: Escalation | None = None
+    """The question waiting for a human, whole: ``escalations list`` prints it as it is."""
+
+
+def listing_of(status: TaskStatus) -> TaskListing:
+    """The listing of a task's current status."""
+    context = status.context
+    return TaskListing(
+        title=status.title,
+        plan_id=status.plan_id or "",
+        phase=status.phase,
+        outcome=status.outcome or "",
+        reason=(status.reason or "")[:REASON_CHARS],
+        iteration=status.iteration,
+        retries=status.retries,
+        max_retries=status.max_retries,
+        halted=status.halted,
+        cost_usd=status.usage.cost_usd,
+        unpriced_models=list(status.usage.unpriced_models),
+        pressure=context.pressure if context else "",
+        # Two decimals: the memo changes per shown percent, not per token.
+        utilization=round(context.utilization, 2) if context else None,
+        pending_escalation=status.pending_escalation,
+    )
+
+
+def submitted_listing(title: str, plan_id: str | None, max_retries: int) -> TaskListing:
+    """The listing a task starts with, set by whoever starts it (before a worker takes it)."""
+    return TaskListing(
+        title=title, plan_id=plan_id or "", phase="starting", max_retries=max_retries
+    )
+
+
+def memo_fields(listing: TaskListing) -> dict[str, Any]:
+    """The memo entry that holds ``listing``."""
+    return {LISTING_MEMO: listing}
+
+
+async def read_listing(wf: WorkflowExecution) -> TaskListing | None:
+    """A listed run's ``TaskListing``; None for a run that never wrote one (or wrote another
+    shape: a list shows what Temporal alone knows rather than fail)."""
+    try:
+        found = await wf.memo_value(LISTING_MEMO, None, type_hint=TaskListing)
+    except Exception:  # a memo this code cannot read is a row without details, not an error
+        return None
+    return found if isinstance(found, TaskListing) else None
