@@ -90,6 +90,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.loop.child_start import signed_child
     from semspec.workflow.task.loop.empty_turn import NO_CHANGE_FEEDBACK, after_empty_turn
     from semspec.workflow.task.loop.escalations import Escalations, UnsignedAnswer
+    from semspec.workflow.task.loop.listing_memo import ListingMemo
     from semspec.workflow.task.loop.outbox import Outbox
     from semspec.workflow.task.loop.risk_signals import RiskSignals, SignalKind
     from semspec.workflow.task.loop.steps import Steps, StepStopped, usage_memo
@@ -177,6 +178,7 @@ class TaskWorkflow:
         )
         self._escalations = Escalations(self._status, owner_key=inp.owner_key)
         self._outbox = Outbox(self._status)
+        self._listing = ListingMemo(self._status)
         self._steps = Steps(
             inp,
             self._activities,
@@ -197,6 +199,7 @@ class TaskWorkflow:
 
     @workflow.run
     async def run(self, inp: TaskInput) -> TaskResult:
+        self._listing.start()  # lists read the task from its memo (issue 31)
         await self._check_owner(inp)
         self._outbox.start()  # what the last run left queued goes out first
         try:
