@@ -16,6 +16,8 @@ The contract the page modules build on:
 | ``board_rows``, ``monitor_data`` | what the board and the monitor show, from Temporal and NATS |
 | ``serve`` | ``semspec ui``'s server: uvicorn on a loopback socket |
 | ``task_page``, ``inbox_page``, ``knowledge_page`` | ``/tasks/{id}``, ``/inbox``, ``/knowledge`` |
+| ``page_status`` | the nav's open-escalation count and the no-monitor banner of every page |
+| ``board_filter``, ``diff_files``, ``human_time`` | the board's filter, a patch per file, ages |
 
 Each page module exports ``routes() -> list[BaseRoute]``; ``app`` mounts them all.
 

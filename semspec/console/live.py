@@ -156,11 +156,8 @@ def task_message(event: MonitorEvent) -> LiveMessage:
             "task_id": event.task_id,
             "plan_id": event.plan_id,
             "kind": event.kind,
-            "fields": {
-                "iteration": event.iteration,
-                **({"updated": event.at} if event.at else {}),
-                **row_fields(event.data),
-            },
+            "at": event.at,
+            "fields": {"iteration": event.iteration, **row_fields(event.data)},
         },
     )
 
@@ -188,8 +185,9 @@ def row_fields(data: object) -> dict[str, Any]:
             return {"state": "running", "phase": "developer"}
         case FinishedPayload():
             state = board_state_of_outcome(data.outcome)
-            ended = {"state": state, "phase": data.outcome, "reason": data.reason or ""}
-            return ended | cost(data.cost_usd)
+            ended = {"state": state, "phase": data.outcome}
+            why = {"reason": data.reason} if data.reason else {}
+            return ended | why | cost(data.cost_usd)
     return {}
 
 

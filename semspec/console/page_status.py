@@ -60,7 +60,7 @@ def monitor_banner(
         who = f"the active monitor ({holder.identity})" if holder else "no monitor"
         return f"{who}: {progress.describe()} (risk.leader.stall_s: {stall_s:g})"
     if holder is None:
-        return "no risk monitor holds the lease (none is running; `semspec up` starts one)"
+        return "no risk monitor holds the lease: none is running (semspec up starts one)"
     return ""
 
 
@@ -137,8 +137,13 @@ class PageStatusCache:
             return None
 
     async def _monitor(self, state: ConsoleState) -> str:
+        # Only on the connection the pages and the live feed keep: a connect attempt of ours
+        # would hold the one the feed retries while NATS is down.
+        nc = state.connected_nats()
+        if nc is None:
+            return ""
         try:
-            js = (await state.nats()).jetstream(timeout=READ_TIMEOUT_S)
+            js = nc.jetstream(timeout=READ_TIMEOUT_S)
             return await asyncio.wait_for(
                 read_monitor(js, state.config.risk.leader.stall_s), READ_TIMEOUT_S
             )

@@ -81,6 +81,12 @@ class ConsoleState:
                 self._nats = await (self.connect_nats or self._stack_nats)()
             return self._nats
 
+    def connected_nats(self) -> NatsClient | None:
+        """The NATS connection if one is open now, without connecting (nor waiting for a
+        connect in progress, which the live feed's retries may be making)."""
+        nc = self._nats
+        return nc if nc is not None and nc.is_connected else None
+
     def graph(self) -> GraphStore:
         """The stack's graph store, by the rule every process follows (``graph.access``).
         Blocking: call it, and the store's queries, through ``anyio.to_thread.run_sync``."""

@@ -264,6 +264,11 @@
       return;
     }
     if (data.task_id) {
+      if (kind === "task" && data.at) {
+        // The loop event's own time: the row's Updated column.
+        data.fields = data.fields || {};
+        data.fields.updated = data.at;
+      }
       updateRow(data);
       noteEscalation(data);
     }
