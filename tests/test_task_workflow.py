@@ -369,6 +369,13 @@ async def test_an_approval_records_its_decision_and_learned_conventions_in_the_g
         store.close()
     assert [d.title for d in decisions] == [f"test task {task_id}"]
     assert [c.name for c in conventions] == ["small-functions"]
+    # Its scope is the glob the approved files share, and the approval is kept with them.
+    (learned,) = conventions
+    assert learned.applies_to == ("**/*.py",)
+    assert [(a.review.split(" reviewed by ")[0], a.files) for a in learned.approvals] == [
+        (f"task {task_id}", ("calc.py",))
+    ]
+    assert learned.approvals[0].recorded_at
 
 
 async def test_need_more_info_gets_one_enrichment_and_a_second_reviewer_call(
