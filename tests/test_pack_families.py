@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
-from semspec.knowledge.code_index import extract_facts, pack_evidence, pack_facts
+from semspec.knowledge.code_index import Symbol, extract_facts, pack_evidence, pack_facts
 from semspec.knowledge.code_index.pack import folded_names
+from semspec.knowledge.code_index.pack_stubs import named_parameters
 
 VISITOR = "from typing import Generic, TypeVar\n\nimport nodes\n\nT = TypeVar('T')\n\n\n" + (
     "class ExpressionVisitor(Generic[T]):\n"
@@ -114,3 +116,40 @@ def test_names_fold_at_word_boundaries_only() -> None:
     assert folded_names(["NoRespondersError", "StaleError"]) == "{NoResponders,Stale}Error"
     assert folded_names(["Error", "TimeoutError"]) == "Error,TimeoutError"
     assert folded_names(["reset", "restore"]) == "reset,restore"
+
+
+SAMPLES = Path(__file__).parent / "data" / "pack_samples"
+"""Excerpts of cryptography (see its README for source and licence)."""
+
+
+def test_a_stub_writes_parameters_by_name_and_keeps_return_types() -> None:
+    source = (SAMPLES / "cryptography_aead.pyi").read_text(encoding="utf-8")
+    text = pack_facts([extract_facts("aead.pyi", source.encode())]).text
+    assert "encrypt(nonce, data, associated_data) -> bytes" in text
+    assert "encrypt_into(nonce, data, associated_data, buf) -> int" in text
+    assert "Buffer" not in text  # the parameters' types are in the span
+    methods = ["__init__", "generate_key", "encrypt", "decrypt", "encrypt_into", "decrypt_into"]
+    _assert_inside("aead.pyi", source, methods, "__init__(key); generate_key(bit_length)")
+
+
+def test_abstract_methods_write_parameters_by_name_and_keep_their_claims() -> None:
+    source = (SAMPLES / "cryptography_dsa.py").read_text(encoding="utf-8")
+    text = pack_facts([extract_facts("dsa.py", source.encode())]).text
+    assert "public_bytes(encoding, format) -> bytes" in text
+    assert "HashAlgorithm" not in text
+    _assert_inside("dsa.py", source, ["verify"], "verify(signature, data, algorithm) -> None")
+
+
+def test_a_plain_class_keeps_its_parameter_types() -> None:
+    source = (
+        "class Box:\n    def put(self, item: bytes, *, tag: str = 'x') -> None:\n        pass\n"
+    )
+    text = pack_facts([extract_facts("box.py", source.encode())]).text
+    assert "put(item: bytes, *, tag: str='x') -> None" in text
+
+
+def test_interface_parameters_keep_markers_and_defaults() -> None:
+    symbol = Symbol(
+        "f", "function", "def f(a: int, /, b: str = '', *args: int, c: T, d: T = 1, **kw: T)", 1, 1
+    )
+    assert named_parameters(symbol) == "def f(a, /, b?, *args, c, d?, **kw)"

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from semspec.graph.store import GraphStore
 from semspec.knowledge.code_index.facts import FileFacts, Symbol
 from semspec.knowledge.code_index.graph_read import read_facts
+from semspec.knowledge.code_index.pack_stubs import interface_facts
 from semspec.model.tokens import count_tokens
 
 HASH_DIGITS = 8
@@ -531,13 +532,13 @@ class _PackWriter:
                 above[level] = shape
             variants = self.more[(facts.path, symbol.start_line)]
             line = f"{label}{f' +{variants}' if variants else ''}{member}{extra}{called}"
-            # A constructor keeps a claim of its own: it is what a class is made with.
+            # A constructor keeps a claim of its own: it is what a class is made with (in a
+            # stub, where every definition is a signature, it joins its siblings' run).
+            stub = facts.path.endswith(".pyi")
             if (
                 symbol.kind != "class"
-                and symbol.name != "__init__"
-                and (
-                    facts.path.endswith(".pyi") or symbol.end_line - symbol.start_line < SMALL_LINES
-                )
+                and (symbol.name != "__init__" or stub)
+                and (stub or symbol.end_line - symbol.start_line < SMALL_LINES)
             ):
                 self._small(line, symbol.start_line, symbol.end_line, level)
             else:
@@ -773,7 +774,7 @@ def _calls_by_caller(facts: FileFacts, symbols: list[Symbol]) -> dict[str, list[
 
 def pack_facts(facts: Iterable[FileFacts], *, private: bool = False) -> Pack:
     """The meaning pack of already extracted facts (files in path order)."""
-    files = sorted(facts, key=lambda f: f.path)
+    files = sorted((interface_facts(f) for f in facts), key=lambda f: f.path)
     writer = _PackWriter(files, private)
     for file_facts in files:
         writer.add_file(file_facts)
