@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.loop.event_queue import event_queue
-from semspec.workflow.task.messages import PublishBatch, PublishInput, TaskStatus
+from semspec.workflow.task.messages import EventContext, PublishBatch, PublishInput, TaskStatus
 
 BATCH = 20
 """Events sent per activity call at most: the backlog after an outage goes out in few calls."""
@@ -56,6 +57,39 @@ class Outbox:
         """Take back the events an earlier run left queued; ``start`` sends them."""
         self._events.extend(events)
         self._count()
+
+    def context(self) -> EventContext:
+        """What every event of this run carries (its ids derive from it)."""
+        status, info = self._status, workflow.info()
+        return EventContext(
+            task_id=status.task_id,
+            plan_id=status.plan_id,
+            workflow_id=info.workflow_id,
+            run_id=info.run_id,
+            iteration=status.iteration,
+        )
+
+    def queue(
+        self,
+        kind: str,
+        data: dict[str, Any],
+        signal_level: str | None = None,
+        signal_reason: str | None = None,
+        signal_message: str = "",
+    ) -> None:
+        """Queue a loop event of the workflow's own (an escalation with its user signal)."""
+        at = workflow.now().isoformat()
+        self.add(
+            PublishInput(
+                self.context(), kind, data, signal_level, signal_reason, signal_message, at
+            )
+        )
+
+    def from_step(self, events: list[PublishInput], refused: int) -> None:
+        """Queue the events a step handed back, and count those it refused as invalid."""
+        self._status.events_dropped += refused
+        for event in events:
+            self.add(event)
 
     def add(self, event: PublishInput) -> None:
         """Queue ``event`` behind the others and return at once."""

@@ -1,20 +1,24 @@
-"""The loop's steps: developer, gates, reviewer (with its one enrichment) and the commit.
+"""The loop's steps: developer, gates, reviewer, the reviewer's one enrichment, and the commit.
 
-Each step runs its activity and records the result: the status, the log, the tokens the loop's
-context grew by. The long steps (developer, gates, reviewer) may be stopped by the risk monitor:
-``StepRunner`` starts the activity and waits for whichever comes first, the result or a halt or
-pause; on a stop it cancels the activity, waits until it has stopped (the gate's process group
-is gone, the agent's LLM call abandoned) and raises ``StepStopped`` for the workflow to act on.
-Decisions about bounds are not made here: they are ``TaskWorkflow``'s (``bounds``).
+Each step runs its activity, records the result through ``TaskState`` (status, log, tokens and
+dollars) and queues the step's loop events in the outbox; then it returns what happened
+(``outcomes``): its result, ``Interrupted`` when a halt or pause stopped it, ``BudgetStop`` when
+the dollar budget says the agent call may not go ahead. ``TaskWorkflow`` decides what follows:
+Steps never asks a human, checkpoints, or calls back into the workflow.
+
+The long steps (developer, gates, reviewer) may be stopped by the risk monitor: ``StepRunner``
+starts the activity and waits for whichever comes first, the result or a halt or pause; on a
+stop it cancels the activity and waits until it has stopped (the gate's process group is gone,
+the agent's LLM call abandoned).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from datetime import timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -22,25 +26,24 @@ from temporalio.workflow import ActivityCancellationType, ActivityHandle
 
 from semspec.agents.protocol import TurnUsage
 from semspec.core.reasons import FallbackReason
-from semspec.workflow.context.monitor import should_checkpoint
 from semspec.workflow.fingerprint import evidence_fingerprint
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.dollars import DOLLAR_STOPS, add_iteration_cost
+from semspec.workflow.task.dollars import DOLLAR_STOPS
 from semspec.workflow.task.loop import bounds
 from semspec.workflow.task.loop.bounds import Escalate
 from semspec.workflow.task.loop.calls import ActivityCalls
-from semspec.workflow.task.loop.carry import LoopState
+from semspec.workflow.task.loop.outbox import Outbox
+from semspec.workflow.task.loop.outcomes import BudgetStop, Interrupted
 from semspec.workflow.task.loop.risk_signals import RiskSignals
+from semspec.workflow.task.loop.state import TaskState
 from semspec.workflow.task.messages import (
     INTERRUPTED_STOPS,
     CommitInput,
     DeveloperInput,
     DeveloperStep,
     EnrichInput,
-    EventContext,
     GatesInput,
     GatesStep,
-    PublishInput,
     ReviewInput,
     ReviewStep,
     TaskInput,
@@ -63,31 +66,21 @@ def usage_memo(status: TaskStatus) -> dict[str, Any]:
     return memo
 
 
-class Log(Protocol):
-    """The workflow's log: one line of ``semspec task logs``."""
-
-    def __call__(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None: ...
-
-
-class StepStopped(Exception):
-    """A halt or pause stopped ``step``, before or after it ``started``."""
-
-    def __init__(self, step: str, started: bool) -> None:
-        super().__init__(step)
-        self.step = step
-        self.started = started
-
-
 class StepRunner:
     """Runs the long steps of one workflow run; call only from the workflow."""
 
-    def __init__(self, activities: ActivityCalls, stop_requested: Callable[[], bool]) -> None:
+    def __init__(self, activities: ActivityCalls, signals: RiskSignals) -> None:
         self._activities = activities
-        self._stop_requested = stop_requested
+        self._signals = signals
 
-    async def run(self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta) -> T:
-        """The step's result; ``StepStopped`` when a halt or pause (already pending, or arriving
-        while it runs) stopped it."""
+    def _stop_requested(self) -> bool:
+        return self._signals.stop_requested() is not None
+
+    async def run(
+        self, name: str, method: StepMethod[P, T], arg: P, timeout: timedelta
+    ) -> T | Interrupted:
+        """The step's result, or ``Interrupted`` when a halt or pause (already pending, or
+        arriving while it runs) stopped it."""
 
         def start(cancellation: ActivityCancellationType) -> ActivityHandle[T]:
             return self._activities.start(
@@ -95,7 +88,7 @@ class StepRunner:
             )
 
         if self._stop_requested():
-            raise StepStopped(name, started=False)
+            return Interrupted(name, started=False)
         handle = start(ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
         try:
             await workflow.wait_condition(lambda: handle.done() or self._stop_requested())
@@ -110,82 +103,76 @@ class StepRunner:
         try:
             return await handle  # it finished before the cancellation reached it
         except ActivityError:
-            raise StepStopped(name, started=True) from None  # cancelled (or failed on the way)
+            return Interrupted(name, started=True)  # cancelled (or failed on the way)
 
 
 class Steps:
-    """The task's steps over the workflow's state; call only from the workflow."""
+    """The task's steps over its state; call only from the workflow."""
 
     def __init__(
         self,
         inp: TaskInput,
         activities: ActivityCalls,
-        status: TaskStatus,
-        state: LoopState,
+        state: TaskState,
         signals: RiskSignals,
-        log: Log,
-        events: Callable[[], EventContext],
-        queue: Callable[[PublishInput], None],
-        check_dollars: Callable[[str | None], Awaitable[None]],
+        outbox: Outbox,
     ) -> None:
         self._inp = inp
         self._activities = activities
-        self._status = status
         self._state = state
         self._signals = signals
-        self._log = log
-        self._events = events
-        self._queue = queue
-        """Adds a loop event to the workflow's outbox (runs with one)."""
-        self._check_dollars = check_dollars
-        """Escalates, before an agent call, when the dollar budget says so, or after a turn the
-        agent stopped for money (its argument); returns once the call may go ahead."""
-        self._runner = StepRunner(activities, lambda: signals.stop_requested() is not None)
+        self._outbox = outbox
+        self._runner = StepRunner(activities, signals)
 
-    async def develop(self, ws: Workspace) -> DeveloperStep:
-        """The developer's attempt, with the feedback and guidance it has not seen yet."""
-        status, state, limits = self._status, self._state, self._inp.limits
-        status.phase = "developer"
-        ctx = self._events()
-        # The monitor hears of the iteration before the developer starts.
+    def begin_iteration(self) -> None:
+        """Enter the developer phase and tell the monitor, before the developer starts."""
+        state, status = self._state, self._state.status
+        state.enter("developer")
         iteration = {
             "phase": "developer",
             "retries": status.retries,
             "cost_usd": round(status.usage.cost_usd, 6),
         }
-        self._queue(PublishInput(ctx, "iteration", iteration, at=workflow.now().isoformat()))
-        timeout = timedelta(seconds=limits.developer_timeout_s)
-        await self._check_dollars(None)
-        while True:
-            request = DeveloperInput(
-                self._inp.spec,
-                ws,
-                ctx,
-                list(state.feedback),
-                state.guidance,
-                retries=status.retries,
-                carried=list(state.decisions),
-                cost_budget_usd=state.dollars.turn_budget(status.usage.cost_usd),
-                accept_unpriced=state.dollars.accept_unpriced,
-            )
-            dev = await self._runner.run("developer", TaskActivities.develop, request, timeout)
-            status.events_dropped += dev.events_dropped
-            self._queued(dev.events)
-            state.last_files = list(dev.files_touched)
-            # How full the window got: the largest call when the agent reports it (each call
-            # resends the conversation, so the sum of its calls would overstate it).
-            self._spend(dev.usage.peak_tokens or dev.tokens_used)
-            self._account(dev.usage, dev.stopped, self._inp.spec.developer.model)
-            self._stop_if_interrupted("developer", dev.stopped)
-            if dev.stopped not in DOLLAR_STOPS:
-                break
-            # Stopped for money: a human is asked, and an answer that lets it go on runs the
-            # turn again (its changes so far stay in the worktree).
-            self._log("developer", f"stopped: {dev.stopped}", {"files": dev.files_touched})
-            await self._check_dollars(dev.stopped)
-        state.guidance = None  # used: a later retry answer brings its own
+        self._outbox.queue("iteration", iteration)
+
+    async def develop(self, ws: Workspace) -> DeveloperStep | Interrupted | BudgetStop:
+        """The developer's attempt, with the feedback and guidance it has not seen yet.
+
+        ``BudgetStop`` before the call when the dollar budget says no, or after a turn the
+        agent stopped for money (its changes so far stay in the worktree).
+        """
+        state, status, loop = self._state, self._state.status, self._state.loop
+        if (stop := self._dollar_stop()) is not None:
+            return stop
+        request = DeveloperInput(
+            self._inp.spec,
+            ws,
+            self._outbox.context(),
+            list(loop.feedback),
+            loop.guidance,
+            retries=status.retries,
+            carried=list(loop.decisions),
+            cost_budget_usd=loop.dollars.turn_budget(status.usage.cost_usd),
+            accept_unpriced=loop.dollars.accept_unpriced,
+        )
+        timeout = timedelta(seconds=self._inp.limits.developer_timeout_s)
+        dev = await self._runner.run("developer", TaskActivities.develop, request, timeout)
+        if isinstance(dev, Interrupted):
+            return dev
+        self._outbox.from_step(dev.events, dev.events_dropped)
+        loop.last_files = list(dev.files_touched)
+        # How full the window got: the largest call when the agent reports it (each call
+        # resends the conversation, so the sum of its calls would overstate it).
+        tokens = dev.usage.peak_tokens or dev.tokens_used
+        self._turn_done(dev.usage, dev.stopped, self._inp.spec.developer.model, tokens)
+        if (stopped := self._interrupted("developer", dev.stopped)) is not None:
+            return stopped
+        if dev.stopped in DOLLAR_STOPS:
+            state.log("developer", f"stopped: {dev.stopped}", {"files": dev.files_touched})
+            return self._stopped_for_money(dev.stopped)
+        loop.guidance = None  # used: a later retry answer brings its own
         touched = ", ".join(dev.files_touched) or "no files"
-        self._log(
+        state.log(
             "developer",
             f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
             {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
@@ -193,31 +180,32 @@ class Steps:
         # The loop's own note on scope creep; see ``RiskSignals.note_scope`` for why.
         if (noted := self._signals.note_scope(dev.out_of_scope)) is not None:
             note, files = noted
-            self._log("flag", note, {"files": files})
+            state.log("flag", note, {"files": files})
         return dev
 
-    async def gates(self, ws: Workspace) -> GatesStep:
+    async def gates(self, ws: Workspace) -> GatesStep | Interrupted:
         """Every configured gate, in the worktree."""
-        status, inp = self._status, self._inp
-        status.phase = "gates"
+        state, inp = self._state, self._inp
+        state.enter("gates")
         request = GatesInput(
             ws,
             list(inp.gates),
-            self._events(),
+            self._outbox.context(),
             inp.limits.max_output_bytes,
             f"{inp.run_dir}/logs/{inp.spec.task_id}",
-            status.context,
+            state.status.context,
             inp.spec.repo_path,
             inp.run_dir,
         )
         timeout = timedelta(seconds=bounds.gates_timeout_s(g.timeout_s for g in inp.gates))
         gates = await self._runner.run("gates", TaskActivities.run_gates, request, timeout)
-        status.last_gates = list(gates.results)
-        status.events_dropped += gates.events_dropped
-        self._queued(gates.events)
+        if isinstance(gates, Interrupted):
+            return gates
+        state.gates_ran(gates)
+        self._outbox.from_step(gates.events, gates.events_dropped)
         for r in gates.results:
             verdict = "pass" if r.passed else ("FAIL" if r.required else "warn")
-            self._log(
+            state.log(
                 "gate",
                 f"{r.name}: {verdict} in {r.duration_ms:.0f} ms",
                 # The log's path lets a reader (the console) fetch this iteration's full output.
@@ -226,19 +214,60 @@ class Steps:
         return gates
 
     async def review(
-        self, ws: Workspace, gates: GatesStep, dev: DeveloperStep
-    ) -> ReviewStep | Escalate:
-        """The reviewer's verdict; a reviewer that needs more information gets one bounded
-        enrichment and a second call, and a question for a human when that does not help."""
-        review = await self._call_reviewer(ws, gates.summary, "")
-        if review.verdict != "need_more_info":
+        self, ws: Workspace, gate_summary: str, evidence: str
+    ) -> ReviewStep | Interrupted | BudgetStop:
+        """One reviewer call on the diff; ``evidence`` is what an enrichment gathered."""
+        state, status, dollars = self._state, self._state.status, self._state.loop.dollars
+        state.enter("reviewer")
+        if (stop := self._dollar_stop()) is not None:
+            return stop
+        request = ReviewInput(
+            self._inp.spec,
+            ws,
+            self._outbox.context(),
+            gate_summary,
+            list(status.flags),
+            evidence,
+            cost_budget_usd=dollars.turn_budget(status.usage.cost_usd),
+            accept_unpriced=dollars.accept_unpriced,
+        )
+        timeout = timedelta(seconds=self._inp.limits.reviewer_timeout_s)
+        review = await self._runner.run("reviewer", TaskActivities.review, request, timeout)
+        if isinstance(review, Interrupted):
             return review
+        self._outbox.from_step(review.events, review.events_dropped)
+        model = self._inp.spec.reviewer.model
+        self._turn_done(review.usage, review.stopped, model, review.tokens_used)
+        if (stopped := self._interrupted("reviewer", review.stopped)) is not None:
+            return stopped
+        if review.stopped in DOLLAR_STOPS:
+            state.log("review", f"stopped: {review.stopped}")
+            return self._stopped_for_money(review.stopped)
+        state.reviewed(review)
+        # A reviewer that gave up reports request_changes with reason abstain: say abstain.
+        shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
+        state.log(
+            "review",
+            f"{shown} by {review.reviewer}: {review.summary}".strip(),
+            {
+                "findings": [f.message for f in review.findings],
+                # What the reviewer was shown (items and their tokens), for the console.
+                "context": asdict(review.context) if review.context else None,
+            },
+        )
+        return review
+
+    async def enrich(
+        self, ws: Workspace, gates: GatesStep, dev: DeveloperStep, review: ReviewStep
+    ) -> str | Escalate:
+        """For a reviewer that needs more information: the evidence of one bounded
+        enrichment, or the question for a human when it has none to give."""
         if review.reason in bounds.FALLBACK_REASONS:
             # The agent already ran its own bounded enrichment and has a question for a human.
             return Escalate(
                 FallbackReason(review.reason), review.summary or "reviewer needs more information"
             )
-        # One bounded enrichment, and a second call only when the evidence actually changed.
+        # One bounded enrichment; a second call only when the evidence actually changed.
         before = evidence_fingerprint(dev.diff_hash, [], [asdict(f) for f in review.findings])
         enrichment = await self._activities.start(
             TaskActivities.enrich,
@@ -250,7 +279,7 @@ class Steps:
             ),
         )
         after = evidence_fingerprint(dev.diff_hash, [], [{"evidence": enrichment.fingerprint}])
-        self._log(
+        self._state.log(
             "enrichment",
             f"gathered {', '.join(enrichment.kinds) or 'nothing'}",
             {"before": before, "after": after},
@@ -261,64 +290,18 @@ class Steps:
                 f"reviewer needs {', '.join(review.needed_evidence) or 'more information'}: "
                 f"{review.summary}",
             )
-        second = await self._call_reviewer(ws, gates.summary, enrichment.text)
-        if second.verdict == "need_more_info":
-            message = f"reviewer still needs more: {second.summary}"
-            return Escalate(FallbackReason.NO_NEW_EVIDENCE, message)
-        return second
-
-    async def _call_reviewer(self, ws: Workspace, gate_summary: str, evidence: str) -> ReviewStep:
-        status = self._status
-        status.phase = "reviewer"
-        timeout = timedelta(seconds=self._inp.limits.reviewer_timeout_s)
-        dollars = self._state.dollars
-        await self._check_dollars(None)
-        while True:
-            request = ReviewInput(
-                self._inp.spec,
-                ws,
-                self._events(),
-                gate_summary,
-                list(status.flags),
-                evidence,
-                cost_budget_usd=dollars.turn_budget(status.usage.cost_usd),
-                accept_unpriced=dollars.accept_unpriced,
-            )
-            review = await self._runner.run("reviewer", TaskActivities.review, request, timeout)
-            status.events_dropped += review.events_dropped
-            self._queued(review.events)
-            self._spend(review.tokens_used)
-            self._account(review.usage, review.stopped, self._inp.spec.reviewer.model)
-            self._stop_if_interrupted("reviewer", review.stopped)
-            if review.stopped not in DOLLAR_STOPS:
-                break
-            self._log("review", f"stopped: {review.stopped}")
-            await self._check_dollars(review.stopped)
-        status.last_verdict = review
-        self._state.last_review = review
-        # A reviewer that gave up reports request_changes with reason abstain: say abstain.
-        shown = "abstain" if review.reason == FallbackReason.ABSTAIN.value else review.verdict
-        self._log(
-            "review",
-            f"{shown} by {review.reviewer}: {review.summary}".strip(),
-            {
-                "findings": [f.message for f in review.findings],
-                # What the reviewer was shown (items and their tokens), for the console.
-                "context": asdict(review.context) if review.context else None,
-            },
-        )
-        return review
+        return enrichment.text
 
     async def commit(self, ws: Workspace, reviewer: str, approved_by: str) -> None:
         """Commit the worktree on the task's branch (once per task: keyed by the workflow id)."""
-        status = self._status
-        status.phase = "committing"
+        state = self._state
+        state.enter("committing")
         step = await self._activities.start(
             TaskActivities.commit,
             CommitInput(
                 self._inp.spec,
                 ws,
-                self._events(),
+                self._outbox.context(),
                 reviewer,
                 approved_by,
                 commit_key=workflow.info().workflow_id,
@@ -326,41 +309,44 @@ class Steps:
         )
         if not step.created and step.commit_id == ws.base_commit:
             # Approved with nothing to commit: the base is no commit of this task's.
-            self._log("commit", f"nothing to commit: the worktree matches {ws.base_commit[:10]}")
+            state.log("commit", f"nothing to commit: the worktree matches {ws.base_commit[:10]}")
             return
-        status.commit_id = step.commit_id
-        self._log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
+        state.committed(step.commit_id)
+        state.log("commit", f"committed {step.commit_id[:10]} on {ws.branch}")
 
-    def _queued(self, events: list[PublishInput]) -> None:
-        """Queue the loop events a step handed back."""
-        for event in events:
-            self._queue(event)
+    def _turn_done(self, usage: TurnUsage, stopped: str | None, model: str, tokens: int) -> None:
+        """Count an agent turn's tokens and dollars, and write them to the memo."""
+        self._state.agent_turn(usage, stopped, model, tokens)
+        workflow.upsert_memo(usage_memo(self._state.status))
 
-    def _account(self, usage: TurnUsage, stopped: str | None, model: str) -> None:
-        """Add an agent turn's dollars to the task's and its iteration's, and to the memo."""
-        status = self._status
-        if stopped == "unknown_price":
-            # Fail closed even if the agent did not say which model: the role's is the one.
-            usage = replace(usage, unpriced=True, model=usage.model or model)
-        if usage != TurnUsage():  # agents that report no usage add nothing, not an "unknown"
-            status.usage.add(usage)
-            add_iteration_cost(status.iteration_costs, status.iteration, usage.cost_usd)
-        workflow.upsert_memo(usage_memo(status))
+    def _dollar_stop(self) -> BudgetStop | None:
+        """Whether the next agent call must wait for a human (spent budget, unpriced model)."""
+        stop = self._state.loop.dollars.check(self._state.status.usage)
+        return None if stop is None else BudgetStop(stop)
 
-    def _stop_if_interrupted(self, name: str, stopped: str | None) -> None:
-        """Act on the halt or pause that ended an agent's turn, once its spending is counted.
+    def _stopped_for_money(self, stopped: str) -> BudgetStop:
+        """The stop of a turn the agent ended for money (``stopped``): it stops even where the
+        sums say the budget holds, so a turn never runs again without a human's answer."""
+        budget, usage = self._state.loop.dollars, self._state.status.usage
+        return BudgetStop(budget.check(usage) or budget.stopped(stopped, usage))
+
+    def _interrupted(self, name: str, stopped: str | None) -> Interrupted | None:
+        """The halt or pause that ended an agent's turn, once its spending is counted.
 
         A turn the workflow cancelled (or whose agent heard the signal first) returns what it
         spent rather than failing; the stop then goes the way of any stopped step. A turn the
         agent ended on a signal the workflow never got goes on to a human as it reports.
         """
         if stopped in INTERRUPTED_STOPS and self._signals.stop_requested() is not None:
-            raise StepStopped(name, started=True)
+            return Interrupted(name, started=True)
+        return None
 
-    def _spend(self, tokens: int) -> None:
-        """Account an agent call's tokens to the loop's context and check the pressure level."""
-        status, state = self._status, self._state
-        snapshot = status.context = state.spend(status.iteration, tokens)
-        if should_checkpoint(snapshot) and state.checkpoint_due is None:
-            state.checkpoint_due = f"context {snapshot.pressure} at {snapshot.utilization:.0%}"
-            self._log("context", f"{snapshot.pressure} pressure: checkpoint before next step")
+
+def findings_text(review: ReviewStep) -> str:
+    """The review's findings as feedback for the next developer turn."""
+    lines = [f"Reviewer requested changes: {review.summary}".strip()]
+    for f in review.findings:
+        where = f" ({f.file}:{f.line})" if f.file and f.line else (f" ({f.file})" if f.file else "")
+        about = f" [criterion: {f.criterion}]" if f.criterion else ""
+        lines.append(f"- {f.severity}: {f.message}{where}{about}")
+    return "\n".join(lines)
