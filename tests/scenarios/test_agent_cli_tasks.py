@@ -10,8 +10,8 @@ server. For each CLI:
   tokens the CLI reported;
 - a run that changes nothing is sent back once, then escalates ``no_change``, and nothing is
   "committed";
-- (the CLIs whose steps are watched) a looping run is paused by the step rules, and halted in
-  its fresh run, long before its ``timeout_s``.
+- a looping run (watched step by step: a stream, a trajectory or an LLM history file) is paused
+  by the step rules, and halted in its fresh run, long before its ``timeout_s``.
 """
 
 from __future__ import annotations
