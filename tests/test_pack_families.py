@@ -129,7 +129,21 @@ def test_a_stub_writes_parameters_by_name_and_keeps_return_types() -> None:
     assert "encrypt_into(nonce, data, associated_data, buf) -> int" in text
     assert "Buffer" not in text  # the parameters' types are in the span
     methods = ["__init__", "generate_key", "encrypt", "decrypt", "encrypt_into", "decrypt_into"]
-    _assert_inside("aead.pyi", source, methods, "__init__(key); generate_key(bit_length)")
+    _assert_inside("aead.pyi", source, methods, "class AESGCM: __init__(key); generate_key(")
+
+
+def test_a_class_whose_members_are_one_run_is_one_claim_with_them() -> None:
+    source = (SAMPLES / "cryptography_aead.pyi").read_text(encoding="utf-8")
+    claims = _claims("aead.pyi", source)
+    assert [c[0].split(" ", 2)[1] for c in claims] == ["class", "imports"]
+    assert (claims[0][2], claims[0][3]) == (9, 38)  # the class's span: every member inside
+
+
+def test_a_class_with_a_long_method_keeps_a_claim_per_member() -> None:
+    body = "".join(f"        x{i} = {i}\n" for i in range(5))
+    source = f"class Job:\n    def run(self) -> None:\n{body}    def stop(self) -> None: ...\n"
+    text = pack_facts([extract_facts("job.py", source.encode())]).text
+    assert "\n1+7 class Job\n 2+5 run() -> None\n 8 stop ^\n" in text
 
 
 def test_abstract_methods_write_parameters_by_name_and_keep_their_claims() -> None:

@@ -18,6 +18,8 @@ claim that opens with its evidence span::
     100+30 class Markup(str)
      104+9 overrides str: upper,lower -> Markup  methods overriding a builtin base's
                                                  (its parameters): names by return type
+    130+20 class Key: d4; sign(data) -> bytes  a class whose members are one run of small
+                                                 definitions: one claim (``pack_classes``)
     12 env PORT                            a boundary: env var, config file, CLI entry, route
     1+3 imports yaml,.{models,db}          imported modules (Python's and Go's standard
                                            library left out)
@@ -28,7 +30,8 @@ names: the ``load`` line above is backed by ``src/app/main.py:10-25#1a2b3c4d`` (
 the whole file), and a different hash on disk means the evidence is stale. A call is part of
 its caller's claim, whose span holds the call. ``pack_evidence`` expands a pack into those
 pointers. Long string literals in a signature are written ``...`` and long ``Literal[...]``
-lists keep their first values (the span leads to the rest). By default only the public surface
+lists keep their first values (the span leads to the rest); the definitions of stubs, Protocols
+and abstract classes write their parameters by name (``pack_stubs``). By default only the public surface
 is packed (no ``_private`` names), because an agent onboarding needs the map, not every helper;
 ``private=True`` packs everything.
 """
@@ -46,6 +49,7 @@ from dataclasses import dataclass, replace
 from semspec.graph.store import GraphStore
 from semspec.knowledge.code_index.facts import FileFacts, Symbol
 from semspec.knowledge.code_index.graph_read import read_facts
+from semspec.knowledge.code_index.pack_classes import fold_class_runs
 from semspec.knowledge.code_index.pack_stubs import interface_facts
 from semspec.model.tokens import count_tokens
 
@@ -295,7 +299,10 @@ class _PackWriter:
             symbols = self._symbols(facts)
             for symbol in symbols:
                 if (facts.path, symbol.start_line) in self.in_family:
-                    continue  # written in its family's claim, names folded
+                    # Written in its family's claim, names folded; its return type (a
+                    # stub's properties: ``x509.Name``) is written out each time.
+                    uses[_returns(symbol)] += bool(_returns(symbol))
+                    continue
                 if symbol not in signed[facts.path]:
                     # An override is written by its name and return type only.
                     uses[symbol.name] += 1
@@ -628,8 +635,11 @@ class _PackWriter:
         return self.words.get(text, text)
 
     def text(self, files: int) -> str:
-        header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
         self._runs_to_dictionary()
+        runs = frozenset(ident for text, ident in self.words.items() if "; " in text)
+        self.body, merged = fold_class_runs(self.body, runs)
+        self.claims -= merged
+        header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
         dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
 
