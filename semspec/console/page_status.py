@@ -32,7 +32,6 @@ FRESH_S = 5.0
 WAIT_S = 1.5
 """How long a page waits for a fresh read before it shows the last one."""
 READ_TIMEOUT_S = 3.0
-QUERIES_AT_ONCE = 8
 NOT_PAGES = ("/static/", "/events")
 """Paths that are not pages: they need no status."""
 
@@ -81,24 +80,12 @@ async def read_monitor(js: JetStreamContext, stall_s: float) -> str:
 
 
 async def open_escalation_tasks(client: Client) -> tuple[str, ...]:
-    """The running tasks that wait on a human's answer, asked a few at a time."""
-    from semspec.client.task_client import task_status
-    from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_id_of
+    """The tasks that wait on a human's answer, from their memos in Temporal's visibility (one
+    call, as ``semspec escalations list`` reads them; no question to a worker)."""
+    from semspec.client.escalations import waiting_escalations
 
-    query = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus = 'Running'"
-    ids = [task_id_of(wf.id) async for wf in client.list_workflows(query)]
-    gate = asyncio.Semaphore(QUERIES_AT_ONCE)
-
-    async def waiting(task_id: str) -> bool:
-        async with gate:
-            try:
-                status = await asyncio.wait_for(task_status(client, task_id), READ_TIMEOUT_S)
-            except Exception:  # a task that does not answer is not counted; the inbox tells
-                return False
-        return status.pending_escalation is not None
-
-    found = await asyncio.gather(*(waiting(task_id) for task_id in dict.fromkeys(ids)))
-    return tuple(task_id for task_id, yes in zip(dict.fromkeys(ids), found, strict=True) if yes)
+    found = await waiting_escalations(client)
+    return tuple(dict.fromkeys(str(esc.get("task_id", "")) for esc in found if esc.get("task_id")))
 
 
 class PageStatusCache:
@@ -131,7 +118,7 @@ class PageStatusCache:
     async def _escalations(self, state: ConsoleState) -> tuple[str, ...] | None:
         try:
             client = await state.temporal()
-            return await asyncio.wait_for(open_escalation_tasks(client), READ_TIMEOUT_S * 2)
+            return await asyncio.wait_for(open_escalation_tasks(client), READ_TIMEOUT_S)
         except Exception as exc:  # Temporal down: the count is left out, the page says why
             logger.debug("console_escalation_count_unavailable", error=str(exc))
             return None
