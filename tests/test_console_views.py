@@ -133,6 +133,9 @@ def test_the_board_filters_by_state_plan_and_text_from_its_address() -> None:
     # The folded sections follow the filter; the hidden rows stay for the script to show.
     assert 'data-empty="true"' in section(html, "failed")
     assert 'data-task-id="big-file" data-state="failed" hidden' in html
+    # A hostile filter is echoed into the search box as text.
+    echoed = board_html(BOARD, {"q": f'"><{HOSTILE}', "plan": HOSTILE})
+    assert HOSTILE not in echoed and 'value="&#34;&gt;&lt;&lt;script&gt;' in echoed
 
 
 def test_every_page_shows_the_open_escalation_count_and_the_monitor_banner() -> None:
