@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,15 @@ def listing(kind: str, task_id: str) -> TaskListing:
             f"{task_id}-1", task_id, "budget_exhausted", "retries exhausted: check failed", 2, 1
         )
         return TaskListing(
-            f"bench {task_id}", "", "escalated", "", "", 2, 1, 1, pending_escalation=question
+            f"bench {task_id}",
+            "",
+            "escalated",
+            "",
+            "",
+            2,
+            1,
+            1,
+            pending_escalation=asdict(question),
         )
     return TaskListing(f"bench {task_id}", "", "developing", "", "", 1, 0, 1, pressure="low")
 
@@ -132,7 +141,8 @@ def board_loads(cli: list[str], env: dict[str, str], cwd: Path, tasks: int) -> l
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"semspec ui printed nothing: {proc.stderr.read()[-2000:]}")
+            said = proc.stderr.read() if proc.stderr else ""
+            raise RuntimeError(f"semspec ui printed nothing: {said[-2000:]}")
         url = httpx.URL(json.loads(line)["url"])
         named = {"Host": f"{url.host}:{url.port}"}
         loads: list[float] = []

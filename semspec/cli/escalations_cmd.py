@@ -47,7 +47,10 @@ def list_cmd(
             cli.console,
             None,
             ["escalation", "task", "reason", "iteration", "message"],
-            [(e.escalation_id, e.task_id, e.reason, e.iteration, e.message) for e in rows],
+            [
+                (e["escalation_id"], e["task_id"], e["reason"], e["iteration"], e["message"])
+                for e in rows
+            ],
             wide=wide,
         )
 

@@ -4,7 +4,7 @@ console's inbox share, so an answer from either is checked and signed the same w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from semspec.core.errors import InputError
 
@@ -31,9 +31,10 @@ class OpenEscalation:
         return [g for g in self.status.last_gates if not g.passed]
 
 
-async def waiting_escalations(client: Client) -> list[Escalation]:
-    """Every escalation waiting for a human, newest task first, from the tasks' memos in
-    Temporal's visibility: one call per page, no question to a worker (issue 31)."""
+async def waiting_escalations(client: Client) -> list[dict[str, Any]]:
+    """Every escalation waiting for a human (an ``Escalation``'s fields), newest task first,
+    from the tasks' memos in Temporal's visibility: one call per page, no question to a worker
+    (issue 31)."""
     from semspec.client.task_client import list_tasks
 
     page = await list_tasks(client, "escalated", None)

@@ -93,7 +93,7 @@ async def plan_status(client: Client, plan_id: str) -> PlanStatus:
                 continue
             row.phase, row.cost_usd = listing.phase, listing.cost_usd
             if listing.pending_escalation is not None:
-                row.reason = listing.pending_escalation.reason
+                row.reason = listing.pending_escalation.get("reason")
     return status
 
 

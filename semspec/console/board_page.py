@@ -12,10 +12,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from semspec.console.board_filter import BoardFilter
-from semspec.console.board_rows import BOARD_COLUMNS, BoardRow, board_rows
+from semspec.console.board_rows import BOARD_COLUMNS, BoardPage, BoardRow, board_page
 from semspec.console.monitor_data import latest_signal_by_task
 from semspec.console.stack_problem import STACK_ERRORS, stack_problem
 from semspec.console.state import ConsoleState
+from semspec.core.errors import InputError
 
 SIGNALS_TIMEOUT_S = 3.0
 
@@ -59,18 +60,23 @@ async def board(request: Request) -> Response:
     """Every task, grouped by the board's sections; 503 with the reason when Temporal does not
     answer (the live feed still fills the board as tasks report)."""
     state: ConsoleState = request.app.state.console
-    rows: list[BoardRow] = []
-    problem = ""
+    page = BoardPage([], "")
+    problem, code = "", 200
     signals = asyncio.create_task(_latest_signals(state))
     try:
-        rows = await board_rows(await state.temporal(), state.closed_rows)
+        # One page of rows from visibility; ``after`` is the token of the page before.
+        after = request.query_params.get("after", "")
+        page = await board_page(await state.temporal(), state.closed_rows, after=after)
     except STACK_ERRORS as exc:
-        problem = stack_problem(exc)
+        problem, code = stack_problem(exc), 503
+    except InputError as exc:
+        problem, code = exc.message, 400
     wanted = BoardFilter.from_query(request.query_params)
     context = {
         "active": "board",
         "problem": problem,
         "signals": await signals,
-        **board_view(rows, wanted, state.feed.last_event_at),
+        "next_page": page.after,
+        **board_view(page.rows, wanted, state.feed.last_event_at),
     }
-    return state.render(request, "board.html", context, status=503 if problem else 200)
+    return state.render(request, "board.html", context, status=code)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from temporalio.service import RPCError, RPCStatusCode
+
 from semspec.client.task_client import state_name
 from semspec.client.task_render import retries_fraction
 from semspec.core.errors import InputError
@@ -27,6 +29,8 @@ LIMIT = 500
 """Tasks one page of the board shows, newest first."""
 LIST_TIMEOUT = timedelta(seconds=3)
 """How long Temporal may take to list the tasks before the board says it does not answer."""
+BAD_TOKEN = "the board's page token is not one the board gave"
+FIRST_PAGE = "start from the first page"
 QUERY = f"WorkflowType = '{TASK_WORKFLOW}' AND ExecutionStatus != 'ContinuedAsNew'"
 
 
@@ -82,7 +86,12 @@ async def board_page(
     pages = client.list_workflows(
         QUERY, page_size=limit, next_page_token=_token(after), rpc_timeout=LIST_TIMEOUT
     )
-    await pages.fetch_next_page()
+    try:
+        await pages.fetch_next_page()
+    except RPCError as err:
+        if after and err.status == RPCStatusCode.INVALID_ARGUMENT:  # a token Temporal refuses
+            raise InputError(BAD_TOKEN, hint=FIRST_PAGE) from None
+        raise
     rows: list[BoardRow] = []
     seen: set[str] = set()
     for wf in pages.current_page or []:
@@ -108,11 +117,9 @@ def _token(after: str) -> bytes | None:
     if not after:
         return None
     try:
-        return base64.urlsafe_b64decode(after.encode("ascii"))
+        return base64.b64decode(after.encode("ascii"), altchars=b"-_", validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise InputError(
-            "the board's page token is not one the board gave", hint="start from the first page"
-        ) from None
+        raise InputError(BAD_TOKEN, hint=FIRST_PAGE) from None
 
 
 def board_row(task_id: str, wf_state: str, started: str, listing: TaskListing | None) -> BoardRow:

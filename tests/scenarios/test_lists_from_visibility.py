@@ -19,7 +19,10 @@ from dataclasses import dataclass
 
 import httpx2 as httpx
 import pytest
+from temporalio.client import Client
 
+from semspec.console.board_rows import board_page
+from semspec.core.errors import InputError
 from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -119,6 +122,18 @@ def test_the_board_rows_come_from_visibility_with_no_worker_running(tasks: Tasks
         "iteration": "0",
         "retries": "0/1",
     }
+
+
+async def test_the_board_reads_its_rows_a_page_at_a_time(tasks: Tasks) -> None:
+    client = await Client.connect(tasks.stack.temporal_address())
+    first = await board_page(client, limit=2)
+    assert [row.task_id for row in first.rows] == [tasks.running, tasks.escalated]
+    assert first.after
+    second = await board_page(client, limit=2, after=first.after)
+    assert [row.task_id for row in second.rows] == [tasks.approved]
+    assert second.after == ""
+    with pytest.raises(InputError, match="page token"):
+        await board_page(client, limit=2, after="not base64!")
 
 
 def _row(html: str, task_id: str) -> dict[str, str]:

@@ -4,15 +4,13 @@ visibility in one call per page instead of asking each task's worker (issue 31).
 The workflow writes ``TaskListing`` under ``LISTING_MEMO`` whenever it changes (``loop/
 listing_memo.py``); ``semspec task list``, ``escalations list``, ``plan status`` and the
 console's board read it back with ``read_listing``. Plain data, no Temporal: the workflow and the
-clients share it.
+clients share it, and it imports nothing of the workflow's (a list pays only for what it shows).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from semspec.workflow.task.messages import Escalation
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowExecution
@@ -42,8 +40,9 @@ class TaskListing:
     unpriced_models: list[str] = field(default_factory=list)
     pressure: str = ""
     utilization: float | None = None
-    pending_escalation: Escalation | None = None
-    """The question waiting for a human, whole: ``escalations list`` prints it as it is."""
+    pending_escalation: dict[str, Any] | None = None
+    """The question waiting for a human, whole (an ``Escalation``'s fields): ``escalations
+    list`` prints it as it is."""
 
 
 def listing_of(status: TaskStatus) -> TaskListing:
@@ -64,7 +63,7 @@ def listing_of(status: TaskStatus) -> TaskListing:
         pressure=context.pressure if context else "",
         # Two decimals: the memo changes per shown percent, not per token.
         utilization=round(context.utilization, 2) if context else None,
-        pending_escalation=status.pending_escalation,
+        pending_escalation=asdict(esc) if (esc := status.pending_escalation) else None,
     )
 
 
