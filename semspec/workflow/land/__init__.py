@@ -1,0 +1,1 @@
+"""Landing approved work on its base branch: git steps, gates on the result, one queue per base."""
