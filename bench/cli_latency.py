@@ -17,11 +17,13 @@ once per round, so all see the same machine load); the figures are medians:
   approved and one escalated task; each row costs a status query or a result fetch besides.
 
 Every service started here is stopped here (``semspec down`` stops what ``up`` started, by PID);
-the repository lives in a temporary folder. The last line printed is one JSON object.
+the repository lives in a temporary folder. The last line printed is one JSON object. ``--quick``
+(one round, what a test runs) only checks that the bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -40,6 +42,7 @@ import yaml
 from semspec.core.run_folder import load_records
 
 ROUNDS = 10
+WARM = True
 HELP_TARGET_S = 0.15
 LIST_TARGET_S = 0.35
 SIGNATURE = pygit2.Signature("semspec bench", "bench@semspec.invalid", 1_700_000_000, 0)
@@ -182,7 +185,7 @@ def submit(cli: list[str], root: Path, env: dict[str, str], task_id: str, steps:
 
 def measure(commands: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, Any]:
     """Median, min and max seconds of each command over ``ROUNDS`` interleaved rounds."""
-    for argv in commands.values():  # warm the file cache and the bytecode once
+    for argv in commands.values() if WARM else ():  # warm the file cache and the bytecode once
         run(argv, env, cwd)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(ROUNDS):
@@ -265,4 +268,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one round, no warm-up")
+    if parser.parse_args().quick:
+        ROUNDS, WARM = 1, False
     main()

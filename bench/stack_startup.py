@@ -16,11 +16,13 @@ Measured in one run, each beside its baseline, as medians of ``ROUNDS`` interlea
    floor later benchmarks of the task loop compare against.
 
 Every service started here is stopped here (``semspec down`` or by its own handle), on loopback
-ports picked free. The last line printed is one JSON object.
+ports picked free. The last line printed is one JSON object. ``--quick`` (one round, what a test
+runs) only checks that the bench still runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -203,4 +205,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one round, 3 round trips")
+    if parser.parse_args().quick:
+        ROUNDS, ROUND_TRIPS = 1, 3
     main()

@@ -21,13 +21,14 @@ Then Debian's chromium (Playwright, ``tests/support/browser.py``) opens the cons
   board that reloaded to show a signal would take at least ``board_load_ms``); ``page_ratio``
   is the long task's page over the short one's.
 
-Run: ``python bench/ui.py``. Other work on the machine shows in the timings; the load average is
-printed. The last line is one JSON object with ``signal_p50_ms``, ``signal_p99_ms``,
-``task_page_ms`` and the rest.
+Run: ``python bench/ui.py`` (``--quick``: 3 iterations, 10 signals, what a test runs). Other work
+on the machine shows in the timings; the load average is printed. The last line is one JSON
+object with ``signal_p50_ms``, ``signal_p99_ms``, ``task_page_ms`` and the rest.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -56,7 +57,8 @@ PACE_S = 0.05
 LOADS = 15
 TASK_WAIT_S = 900.0
 
-GOOD = "def add(a, b):\n    return a + b\n"
+# Not the sample repository's calc.py: a turn that changes nothing escalates (no_change).
+GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 REVIEW = {"reviewer": {"verdict": "approve", "summary": "meets the criteria"}}
 STEP_RULES = ("repeated_action", "repeated_failure", "no_tool_call", "alternating_actions")
 OFF = {"enabled": False}
@@ -221,4 +223,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 iterations, 10 signals, 2 loads")
+    if parser.parse_args().quick:
+        ITERATIONS, SIGNALS, LOADS = 3, 10, 2
     main()

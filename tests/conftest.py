@@ -30,14 +30,14 @@ from tests.support.servers import SLEEP_ARGV, NatsServer
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test ``stack`` or ``browser`` by what it and its fixtures reach
+    """Mark each test ``stack``, ``browser`` or ``slow`` by what it and its fixtures reach
     (``tests/support/markers.py``), so the inner loop leaves them out without anyone marking."""
     reach = Reach(Path(__file__).parent.resolve())
     for item in items:
         if not isinstance(item, pytest.Function):
             continue
         fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
-        for mark in sorted(reach.of_all([item.function, *fixtures])):
+        for mark in reach.marks([item.function, *fixtures]):
             item.add_marker(mark)
 
 

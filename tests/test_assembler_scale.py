@@ -92,6 +92,7 @@ def expected(files: tuple[str, ...]) -> set[str]:
     return {f"sop-{i:05d}" for i in range(SOPS) if any(hit(g) for g in globs_of(i))}
 
 
+@pytest.mark.slow  # a 20,000-SOP store
 @pytest.mark.parametrize("files", TASKS)
 def test_a_20000_sop_store_selects_exactly_the_sops_whose_applies_to_match(
     big_store: GraphStore, files: tuple[str, ...]

@@ -10,6 +10,7 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,6 +54,7 @@ def test_empty_text_has_no_tokens() -> None:
 @given(
     st.lists(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=120), max_size=400)
 )
+@pytest.mark.slow  # counts megabytes of text
 def test_chunked_count_equals_whole_text_count(lines: list[str]) -> None:
     # Long texts so the chunker really cuts; the lines themselves are arbitrary unicode.
     text = "\n".join(lines) * 8
@@ -108,6 +110,7 @@ def test_least_recently_used_entry_is_evicted_first() -> None:
     assert estimator.stats().misses == misses + 1
 
 
+@pytest.mark.slow  # counts megabytes of text
 def test_threads_counting_together_agree_with_a_single_thread() -> None:
     texts = ["".join(synthetic_diff(2_000, seed=seed)) for seed in range(4)]
     expected = [len(load_offline("cl100k_base").encode_ordinary(text)) for text in texts]

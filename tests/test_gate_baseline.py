@@ -52,6 +52,7 @@ async def judged(repo: Path, run: Path, specs: list[GateSpec] = GATES) -> GateRe
     return await judge_against_base(report, specs, repo, base, GateSetup(logs, 16_384))
 
 
+@pytest.mark.slow  # runs pytest gates on the change and its base
 async def test_a_clean_change_passes_both_gates_with_the_base_failures_set_aside(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -65,6 +66,7 @@ async def test_a_clean_change_passes_both_gates_with_the_base_failures_set_aside
     assert report.passed and report.feedback_text() == ""
 
 
+@pytest.mark.slow  # runs pytest gates on the change and its base
 async def test_a_new_finding_and_a_broken_test_are_exactly_the_items(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -82,6 +84,7 @@ async def test_a_new_finding_and_a_broken_test_are_exactly_the_items(
     assert "test_known_broken" not in feedback
 
 
+@pytest.mark.slow  # runs pytest gates on the change and its base
 async def test_a_finding_moved_down_by_an_edit_is_still_the_base_one(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -154,6 +157,7 @@ def test_split_blanks_numbers_in_messages_and_maps_renames() -> None:
     assert split_new(current, base).new == current
 
 
+@pytest.mark.slow  # runs pytest gates on the change and its base
 async def test_a_run_stopped_by_a_collection_error_on_both_sides_does_not_pass(
     repo: Path, tmp_path: Path
 ) -> None:

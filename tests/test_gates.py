@@ -90,6 +90,7 @@ async def test_working_dir_escaping_through_a_symlink_is_refused(
     assert not (outside / "escaped").exists()
 
 
+@pytest.mark.slow  # waits on a long or hanging gate
 async def test_hanging_gate_is_killed_at_its_timeout_with_the_child_it_spawned(
     worktree: Path, log_dir: Path
 ) -> None:
@@ -130,6 +131,7 @@ async def test_flood_of_50_mb_keeps_bounded_inline_output_and_the_full_log(
     assert peak < 8 * 1024 * 1024
 
 
+@pytest.mark.slow  # waits on a long or hanging gate
 async def test_heartbeat_is_called_while_a_long_gate_runs(worktree: Path, log_dir: Path) -> None:
     beats: list[int] = []
     await run_gate(

@@ -153,10 +153,12 @@ def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
     return groups
 
 
+@pytest.mark.slow  # parses every module of semspec
 def test_no_module_imports_a_floor_above_its_own() -> None:
     assert wrong_way_imports(SOURCE) == []
 
 
+@pytest.mark.slow  # parses every module of semspec
 def test_no_packages_import_each_other_in_a_loop() -> None:
     # One level down too: semspec.workflow.task and semspec.workflow.context must not need each
     # other, or the pair is one package in two folders.

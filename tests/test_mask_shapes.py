@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from semspec.core.masking import (
     _PATTERN,
     Masker,
@@ -37,6 +39,7 @@ def _full(text: str) -> str:
     return _PATTERN.sub(_replace, text)
 
 
+@pytest.mark.slow  # generated texts against the full pattern
 def test_masking_anchored_lines_equals_the_full_pattern_on_text_and_bytes() -> None:
     for text in _texts(seed=31, count=4000):
         expected = _full(text)

@@ -11,6 +11,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from semspec.core.config.models import RiskConfig
 from semspec.processors.risk_monitor.replay.command import replay_files
 from semspec.processors.risk_monitor.replay.scores import (
@@ -43,6 +45,7 @@ def test_the_real_corpus_holds_over_200_labelled_runs_of_three_agents() -> None:
     assert sum(f.stat().st_size for f in CORPUS.rglob("*")) < 10 * 1024 * 1024
 
 
+@pytest.mark.slow  # replays the 525 real runs
 def test_the_default_rules_stop_at_most_one_healthy_real_run_in_a_hundred() -> None:
     assert score().false_stop_rate <= 0.01, score().false_stops
 
@@ -52,6 +55,7 @@ def test_the_default_rules_stop_nine_in_ten_stuck_real_runs_near_their_labelled_
     assert score().recall >= 0.90, score().missed
 
 
+@pytest.mark.slow  # replays the 525 real runs
 def test_the_fence_parser_agrees_with_mini_swe_agent_on_its_recorded_replies() -> None:
     agree = total = 0
     for path in sorted((CORPUS / "mini-swe-agent").glob("*.gz")):

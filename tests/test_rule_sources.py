@@ -109,6 +109,7 @@ def test_the_config_names_every_kind_the_table_has() -> None:
     assert set(RULE_FILE_KINDS) == set(RULE_KINDS)
 
 
+@pytest.mark.slow  # a third-party repository's whole AGENTS.md
 def test_a_real_agents_md_of_a_third_party_repository_is_read_and_cut_by_the_budget(
     tmp_path: Path,
 ) -> None:

@@ -28,6 +28,7 @@ def run(repo: Path, *args: str) -> tuple[int, str]:
     return result.exit_code, result.stdout
 
 
+@pytest.mark.slow  # syncs this repository's own SOPs
 def test_sources_sync_list_and_show_work_on_this_repositorys_own_sops(repo: Path) -> None:
     code, out = run(repo, "sources", "sync", "--json")
     assert code == 0
@@ -55,6 +56,7 @@ def test_sources_sync_names_a_broken_file_and_exits_2(repo: Path) -> None:
     assert "missing applies_to" in failed[0]["problem"]
 
 
+@pytest.mark.slow  # syncs this repository's own SOPs
 def test_review_context_prints_matching_sops_and_a_budget(repo: Path) -> None:
     for name in ("workflow/task/loop.py", "workflow/x.py"):
         (repo / name).parent.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,9 @@ from tests.fakes.llm_task import APPROVE, NEW_CALC
 from tests.security.conftest import SYSTEM_PYTHON, ForeignUser
 from tests.support.stack import Stack, check_gate, running_stack, sample_config
 
+# Every gate here runs fenced under bubblewrap, most until a limit stops it.
+pytestmark = pytest.mark.slow
+
 MAX_OUTPUT = 4_096
 LOW = ChildLimits(processes=64, memory_bytes=512 * 1024**2, file_size_bytes=1024**2, cpu_seconds=1)
 

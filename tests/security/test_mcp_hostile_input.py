@@ -174,6 +174,7 @@ async def test_a_call_past_its_deadline_is_an_error_and_the_server_serves_on(
     assert [c["path"] for c in after.structured_content["candidates"]] == ["calc.py"]
 
 
+@pytest.mark.slow  # hypothesis drives the MCP server
 @settings(deadline=None, max_examples=4)
 @given(st.lists(CALLS, min_size=15, max_size=30))
 def test_semspec_mcp_answers_every_random_call_and_survives(

@@ -15,6 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pathspec import PathSpec
@@ -96,6 +97,7 @@ _PATH_PARTS = ["a", "b", "c", "*", "[", "]", "!", " ", "-"]
     ),
     folder=st.booleans(),
 )
+@pytest.mark.slow  # 3,000 generated globs
 def test_matching_agrees_with_pathspec_on_every_valid_glob(
     glob: str, names: list[str], folder: bool
 ) -> None:

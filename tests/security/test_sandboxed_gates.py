@@ -271,6 +271,7 @@ async def test_a_fenced_gates_tmp_is_private(bwrap: Sandbox, layout: Layout) -> 
     assert not leaked
 
 
+@pytest.mark.slow  # waits out a fenced gate's timeout
 async def test_a_timed_out_fenced_gate_leaves_no_process_behind(
     bwrap: Sandbox, layout: Layout
 ) -> None:

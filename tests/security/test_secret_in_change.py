@@ -174,6 +174,7 @@ def test_key_shapes_of_the_detectors_are_found_and_masked_in_a_patch() -> None:
     assert aws not in patch and github not in patch and "MIIEow" not in patch
 
 
+@pytest.mark.slow  # scans every file of this checkout
 def test_this_projects_own_source_holds_no_finding() -> None:
     """Real code no one wrote for the scan: every line of semspec/ (hashes, examples, tests of
     masking in docstrings) passes the detectors in use."""

@@ -1,13 +1,18 @@
 """The suite's heavy markers, read from what a test reaches, so nobody has to remember them.
 
-``stack``: the test, or a fixture in its closure, reaches a real server: NATS (one node or a
-cluster), Temporal's dev or time-skipping server, ``oxigraph serve``, ``semspec up``, a monitor
-process, Phoenix. ``browser``: it reaches chromium through Playwright. Both are found by walking
-code: the names a function's code uses (its own and its nested functions', lambdas' and
-comprehensions'), following every function or class of ``tests.…`` those names resolve to, so a
-test that starts a server through a helper of ``tests/support/`` is found as one that uses a
-fixture is. ``slow`` (real agent CLIs, large corpora, long gates) has no such mark to read: the
-tests that earn it say so with ``pytest.mark.slow``.
+- ``stack``: the test, or a fixture in its closure, starts or uses a real server: NATS (one node
+  or a cluster), Temporal's dev or time-skipping server, ``oxigraph serve``, the services'
+  ``Supervisor``, ``semspec up`` or ``semspec demo`` run as a process, a monitor process, Phoenix.
+- ``browser``: it launches chromium through Playwright.
+- ``slow``: neither, but it starts a process of its own (the CLI as a subprocess, a Python child):
+  an interpreter and semspec's imports cost about half a second each time. Tests that are heavy
+  in process (large corpora, many generated examples, gates that run pytest) carry
+  ``pytest.mark.slow`` by hand.
+
+All three are found by walking code: the names a function's code uses (its own and its nested
+functions', lambdas' and comprehensions'), following every function or class defined under
+``tests/`` that those names resolve to, so a test that starts a server through a helper of
+``tests/support/`` is found as one that uses a fixture is.
 
 The inner loop is what none of the three marks: ``pytest -m "not stack and not browser and not
 slow"`` (README, "Tests and benchmarks").
@@ -27,6 +32,7 @@ STACK_NAMES = frozenset(
         "NatsServer",
         "NatsCluster",
         "OxigraphServer",
+        "Supervisor",
         "start_local",
         "start_time_skipping",
         "running_stack",
@@ -34,11 +40,19 @@ STACK_NAMES = frozenset(
         "running_phoenix",
     }
 )
-"""Names whose use starts a server: the helpers of ``tests/support/`` and Temporal's
-``WorkflowEnvironment`` starters."""
+"""Names whose use starts a server: the helpers of ``tests/support/``, the services'
+supervisor and Temporal's ``WorkflowEnvironment`` starters."""
+
+STACK_COMMANDS = frozenset({"up", "demo"})
+"""CLI commands that start a stack: a test naming one and starting a process is ``stack``."""
 
 BROWSER_NAMES = frozenset({"chromium", "require_chromium", "async_playwright"})
 """Names whose use launches a browser (``tests/support/browser.py``, Playwright)."""
+
+PROCESS_NAMES = frozenset(
+    {"subprocess", "Popen", "create_subprocess_exec", "create_subprocess_shell", "executable"}
+)
+"""Names whose use starts a process (``sys.executable`` is how tests name a Python child)."""
 
 
 def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
@@ -73,38 +87,58 @@ def _defined_under(obj: Any, root: Path) -> bool:
     return path is not None and Path(path).is_relative_to(root)
 
 
+def _own_traits(code: types.CodeType) -> set[str]:
+    """What one code object shows by itself: ``server``, ``browser``, ``process``, ``command``."""
+    traits = set()
+    names = set(code.co_names)
+    if names & STACK_NAMES:
+        traits.add("server")
+    if names & BROWSER_NAMES:
+        traits.add("browser")
+    if names & PROCESS_NAMES:
+        traits.add("process")
+    if any(isinstance(c, str) and c in STACK_COMMANDS for c in code.co_consts):
+        traits.add("command")
+    return traits
+
+
 class Reach:
-    """Which marker names each function reaches; remembered per function across the session."""
+    """What each function reaches; remembered per function across the session."""
 
     def __init__(self, root: Path) -> None:
         self._root = root
         self._seen: dict[Callable[..., Any], frozenset[str]] = {}
 
-    def of(self, func: Callable[..., Any]) -> frozenset[str]:
-        """The markers (``stack``, ``browser``) that calling ``func`` may earn."""
+    def traits(self, func: Callable[..., Any]) -> frozenset[str]:
+        """The traits (``server``, ``browser``, ``process``, ``command``) that calling ``func``
+        may show, through the suite's own helpers it names."""
         found = self._seen.get(func)
         if found is not None:
             return found
         self._seen[func] = frozenset()  # a cycle of helpers ends here
-        marks: set[str] = set()
+        traits: set[str] = set()
         scope = getattr(func, "__globals__", {})
         for code in _codes(func.__code__):
+            traits |= _own_traits(code)
             for name in code.co_names:
-                if name in STACK_NAMES:
-                    marks.add("stack")
-                if name in BROWSER_NAMES:
-                    marks.add("browser")
                 target = scope.get(name)
                 if target is not None and _defined_under(target, self._root):
                     for inner in _functions_of(target):
-                        marks |= self.of(inner)
-        self._seen[func] = frozenset(marks)
+                        traits |= self.traits(inner)
+        self._seen[func] = frozenset(traits)
         return self._seen[func]
 
-    def of_all(self, funcs: Iterable[Callable[..., Any]]) -> frozenset[str]:
-        """The union of ``of`` over ``funcs`` (a test and the fixtures it uses)."""
-        marks: set[str] = set()
+    def marks(self, funcs: Iterable[Callable[..., Any]]) -> list[str]:
+        """The markers a test earns from its function and its fixtures' (``funcs``)."""
+        traits: set[str] = set()
         for func in funcs:
             for inner in _functions_of(func):
-                marks |= self.of(inner)
-        return frozenset(marks)
+                traits |= self.traits(inner)
+        marks = []
+        if "server" in traits or {"command", "process"} <= traits:
+            marks.append("stack")
+        if "browser" in traits:
+            marks.append("browser")
+        if "process" in traits and not marks:
+            marks.append("slow")
+        return marks
