@@ -19,6 +19,7 @@ from semspec.cli import (
     graph_cmd,
     index_cmd,
     init_cmd,
+    land_cmd,
     mcp_cmd,
     models_cmd,
     monitor_cmd,
@@ -141,6 +142,7 @@ init_cmd.register(app)
 services_cmd.register(app)
 worker_cmd.register(app)
 ui_cmd.register(app)
+land_cmd.register(task_cmd.app)
 app.add_typer(task_cmd.app, name="task")
 app.add_typer(plan_cmd.app, name="plan")
 app.add_typer(escalations_cmd.app, name="escalations")

@@ -14,6 +14,8 @@ from temporalio.worker import Worker
 from semspec.core import telemetry
 from semspec.core.owner_key import OwnerKey
 from semspec.workflow.event_worker import TaskWorkers, build_event_worker
+from semspec.workflow.land import activities as land_activities
+from semspec.workflow.land.workflows import LandWorkflow
 from semspec.workflow.plan.workflows import PlanWorkflow
 from semspec.workflow.signing.child_signer import ChildSigner
 from semspec.workflow.signing.start_guard import StartGuard, StartGuardInterceptor
@@ -40,7 +42,7 @@ def activity_threads() -> ThreadPoolExecutor:
 
 def workflows() -> list[type[Any]]:
     """Every workflow class the worker registers."""
-    return [TaskWorkflow, PlanWorkflow]
+    return [TaskWorkflow, PlanWorkflow, LandWorkflow]
 
 
 def build_worker(
@@ -80,6 +82,7 @@ def build_worker(
             context_activities.checkpoint,
             context_activities.finalize,
             reindex_changes,
+            land_activities.land,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         activity_executor=activity_threads(),

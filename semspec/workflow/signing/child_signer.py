@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from semspec.core.owner_key import OwnerKey
 from semspec.vocabulary.workflow_names import subtask_id, task_workflow_id
+from semspec.workflow.land.messages import LandInput
 from semspec.workflow.plan.messages import PlanInput
 from semspec.workflow.signing.start_guard import StartGuard
 from semspec.workflow.task.loop.child_start import (
@@ -78,7 +79,11 @@ class ChildSigner:
         """Sign the start of a run the calling workflow derives from its own signed input."""
         caller = await self._guard.verified_start()
         caller_id = activity.info().workflow_id or ""
-        problem = derivation_problem(inp.task, inp.workflow_id, caller, caller_id)
+        problem = (
+            "a land starts no runs"
+            if isinstance(caller, LandInput)
+            else derivation_problem(inp.task, inp.workflow_id, caller, caller_id)
+        )
         if problem is not None:
             activity.logger.warning("child start not signed: %s", problem)
             raise ApplicationError(

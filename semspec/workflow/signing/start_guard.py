@@ -36,6 +36,7 @@ from temporalio.worker import (
 
 from semspec.core.owner_key import verify
 from semspec.vocabulary.workflow_names import PLAN_WORKFLOW, TASK_WORKFLOW
+from semspec.workflow.land.messages import LAND_START, LAND_WORKFLOW, LandInput
 from semspec.workflow.plan.messages import PlanInput
 from semspec.workflow.task.messages import PLAN_START, TASK_START, TaskInput, start_fields
 
@@ -49,6 +50,7 @@ KEPT_VERDICTS = 4096
 _PURPOSES: dict[str, tuple[str, type[Any]]] = {
     TASK_WORKFLOW: (TASK_START, TaskInput),
     PLAN_WORKFLOW: (PLAN_START, PlanInput),
+    LAND_WORKFLOW: (LAND_START, LandInput),
 }
 
 
@@ -56,7 +58,7 @@ _PURPOSES: dict[str, tuple[str, type[Any]]] = {
 class Verdict:
     """What the guard found about one run: its verified input, or why it was refused."""
 
-    start: TaskInput | PlanInput | None
+    start: TaskInput | PlanInput | LandInput | None
     refusal: str = ""
     logged: bool = False
     """The refusal is in the worker's log: a flood from one run is counted, not logged."""
@@ -75,7 +77,7 @@ class StartGuard:
         self.refused = 0
         """Activities refused since the worker started."""
 
-    async def verified_start(self) -> TaskInput | PlanInput:
+    async def verified_start(self) -> TaskInput | PlanInput | LandInput:
         """In an activity: the signed input its run started with; raises ``ApplicationError``
         (non-retryable, type ``UnverifiedRun``) when the run's start does not verify."""
         info = activity.info()
@@ -118,7 +120,7 @@ class StartGuard:
             )
         kind = _PURPOSES.get(info.workflow_type or "")
         if kind is None or not info.workflow_id or not info.workflow_run_id:
-            return Verdict(None, f"its caller is not a task or plan ({info.workflow_type})")
+            return Verdict(None, f"its caller is not a task, plan or land ({info.workflow_type})")
         purpose, input_type = kind
         handle = self._client.get_workflow_handle(info.workflow_id, run_id=info.workflow_run_id)
         try:

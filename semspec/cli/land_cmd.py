@@ -1,0 +1,136 @@
+"""``semspec task land`` and ``semspec task export``: bring approved work onto the base branch.
+
+``land`` starts a land on the stack's worker, signed with the owner's key (it runs gates; see
+docs/landing.md), and waits for it. ``export`` needs no stack: it writes the task's commits as
+``git format-patch`` files for people who review by hand.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from semspec.cli.context import cli_context
+from semspec.cli.output import print_json
+from semspec.cli.runtime import jsonable, run_with_client
+from semspec.core.errors import GitError, InputError
+from semspec.core.sandbox import child_env
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from semspec.services.connect import Endpoints
+    from semspec.workflow.land.landing import LandResult
+
+EXIT_LAND_FAILED = 3
+"""A conflict or a failing gate on the combined result: the work is there, not landed."""
+EXIT_REFUSED = 1
+
+
+def register(task_app: typer.Typer) -> None:
+    """Add ``land`` and ``export`` to ``semspec task``."""
+    task_app.command("land")(land_cmd)
+    task_app.command("export")(export_cmd)
+
+
+def land_cmd(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="Id of an approved task."),
+    merge: bool = typer.Option(
+        False, "--merge", help="Land with a merge commit instead of rebasing on the base."
+    ),
+    push: str = typer.Option("", "--push", metavar="REMOTE", help="Push the base branch after."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Land an approved task on the base branch, gated on the result before the base moves.
+
+    Fast-forward when the base has not moved, else rebase (or --merge) and run the required
+    gates on the combined result. Exit 0 when landed, 3 on a conflict or a failing gate, 1 when refused (a dirty checkout).
+    """
+    from semspec.client.land_client import land, land_input
+    from semspec.core.owner_key import load_owner_key
+    from semspec.workflow.land.landing import ALREADY_LANDED, LANDED, REFUSED
+
+    cli = cli_context(ctx)
+    owner = load_owner_key(cli.config, cli.repo)
+
+    async def body(client: Client, endpoints: Endpoints) -> int:
+        strategy = "merge" if merge else "rebase"
+        inp = await land_input(
+            client, cli.config, cli.repo, task_id, strategy=strategy, push_remote=push
+        )
+        result = await land(client, endpoints.task_queue, inp, owner)
+        if as_json:
+            print_json(cli.console, {"task_id": task_id, **jsonable(result)})
+        else:
+            _tell(cli.console, task_id, inp.base_branch, result)
+        if result.outcome in (LANDED, ALREADY_LANDED):
+            return 0
+        return EXIT_REFUSED if result.outcome == REFUSED else EXIT_LAND_FAILED
+
+    raise typer.Exit(run_with_client(cli, body))
+
+
+def _tell(console: Any, task_id: str, base: str, result: LandResult) -> None:
+    from semspec.workflow.land.landing import ALREADY_LANDED, LANDED
+
+    if result.outcome == LANDED:
+        where = f"; {result.checkout} updated" if result.checkout else "; only the ref moved"
+        console.print(
+            f"landed {task_id} on {base} at {result.commit[:12]} ({result.method}){where}",
+            markup=False,
+        )
+    elif result.outcome == ALREADY_LANDED:
+        console.print(f"{task_id} is already on {base} ({result.commit[:12]})", markup=False)
+    else:
+        console.print(f"not landed: {result.message}", markup=False)
+        if result.gate_feedback:
+            console.print(result.gate_feedback, markup=False)
+        if result.hint:
+            console.print(f"hint: {result.hint}", markup=False)
+
+
+def export_cmd(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="Task id."),
+    out: Path = typer.Option(Path("patches"), "-o", "--output", help="Folder for the patches."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Write the task's commits since the base branch as patches (``git format-patch``)."""
+    cli = cli_context(ctx)
+    files = export_patches(cli.repo, task_id, cli.config.project.base_branch, out)
+    if as_json:
+        print_json(cli.console, {"task_id": task_id, "patches": [str(f) for f in files]})
+    else:
+        for path in files:
+            cli.console.print(str(path), markup=False)
+
+
+def export_patches(repo: Path, task_id: str, base_branch: str, out: Path) -> list[Path]:
+    """``git format-patch BASE..semspec/task/ID`` into ``out``; the written files in order."""
+    import pygit2
+
+    from semspec.workflow.git.names import task_branch
+    from semspec.workflow.git.repository import open_repository
+
+    branch = task_branch(task_id)
+    found = open_repository(repo)
+    for name in (branch, base_branch):
+        if found.branches.local.get(name) is None:
+            raise InputError(
+                f"no branch {name!r} in {repo}",
+                hint="only a task that committed work has patches to export",
+            )
+    if not pygit2.reference_is_valid_name(f"refs/heads/{base_branch}"):
+        raise InputError(f"{base_branch!r} is not a branch name")
+    out = out.absolute()
+    out.mkdir(parents=True, exist_ok=True)
+    argv = ["git", "-C", str(repo), "format-patch", "--output-directory", str(out)]
+    argv.append(f"refs/heads/{base_branch}..refs/heads/{branch}")
+    done = subprocess.run(argv, capture_output=True, text=True, env=child_env(), check=False)
+    if done.returncode != 0:
+        raise GitError(f"git format-patch failed: {done.stderr.strip()}", repo=str(repo))
+    return [Path(line) for line in done.stdout.splitlines() if line.strip()]

@@ -1,0 +1,77 @@
+"""Start a signed land of an approved task and wait for its result (docs/landing.md).
+
+The land runs gates, so it runs on the stack's worker like a task: the CLI signs its whole
+input, gates included, with the owner's key (ADR 0004), and the worker runs it only then.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+
+from semspec.client.task_client import task_status
+from semspec.core.config.models import SemspecConfig
+from semspec.core.errors import InputError
+from semspec.core.owner_key import OwnerKey
+from semspec.core.run_folder import run_dir_of
+from semspec.workflow.gates.presets import resolve_gates
+
+if TYPE_CHECKING:
+    from semspec.workflow.land.landing import LandResult
+    from semspec.workflow.land.messages import LandInput
+
+
+async def land_input(
+    client: Client,
+    config: SemspecConfig,
+    repo: Path,
+    task_id: str,
+    *,
+    strategy: str,
+    push_remote: str,
+) -> LandInput:
+    """What a land of ``task_id`` does; an InputError unless the task was approved."""
+    from semspec.workflow.land.messages import LandInput
+
+    status = await task_status(client, task_id)
+    if status.outcome != "approved" or not status.commit_id:
+        state = status.outcome or status.phase
+        raise InputError(
+            f"task {task_id} is not approved ({state}); only approved work lands",
+            hint=f"see `semspec task status {task_id}`",
+        )
+    gates = [spec for spec in resolve_gates(config.gates) if spec.required]
+    return LandInput(
+        task_id=task_id,
+        repo_path=str(repo.resolve()),
+        base_branch=config.project.base_branch,
+        run_dir=str(run_dir_of(config, repo).resolve()),
+        strategy=strategy,
+        gates=gates,
+        max_output_bytes=config.gates.max_output_bytes,
+        push_remote=push_remote,
+    )
+
+
+async def land(client: Client, task_queue: str, inp: LandInput, owner: OwnerKey) -> LandResult:
+    """Start (or join, when one is running) the signed land of the task and wait for it."""
+    from semspec.workflow.land.landing import LandResult
+    from semspec.workflow.land.messages import LAND_START, LAND_WORKFLOW, land_workflow_id
+    from semspec.workflow.task.messages import signed_start
+
+    workflow_id = land_workflow_id(inp.task_id)
+    handle = await client.start_workflow(
+        LAND_WORKFLOW,
+        signed_start(owner, LAND_START, workflow_id, inp),
+        id=workflow_id,
+        task_queue=task_queue,
+        result_type=LandResult,
+        # A land that failed may be tried again; a running one is joined, not doubled.
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+    result: LandResult = await handle.result()
+    return result
