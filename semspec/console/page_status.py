@@ -14,16 +14,18 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from semspec.core.logging import get_logger
 
 if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
     from nats.js import JetStreamContext
     from starlette.types import ASGIApp, Receive, Scope, Send
     from temporalio.client import Client
 
-    from semspec.console.state import ConsoleState
+    from semspec.console.live import LiveFeed
+    from semspec.core.config.models import SemspecConfig
     from semspec.processors.risk_monitor.lease import LeaseHolder
     from semspec.processors.risk_monitor.watchdog import ConsumerProgress
 
@@ -88,6 +90,24 @@ async def open_escalation_tasks(client: Client) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(esc.get("task_id", "")) for esc in found if esc.get("task_id")))
 
 
+class StatusSource(Protocol):
+    """What a page-status read needs of the console's state (``ConsoleState``); a protocol so
+    this module does not import the state that holds its cache."""
+
+    @property
+    def feed(self) -> LiveFeed: ...
+
+    @property
+    def config(self) -> SemspecConfig: ...
+
+    @property
+    def page_status(self) -> PageStatusCache: ...
+
+    async def temporal(self) -> Client: ...
+
+    def connected_nats(self) -> NatsClient | None: ...
+
+
 class PageStatusCache:
     """The last status read and when; one read at a time."""
 
@@ -97,7 +117,7 @@ class PageStatusCache:
         self._changes = -1
         self._reading: asyncio.Task[None] | None = None
 
-    async def refresh(self, state: ConsoleState) -> None:
+    async def refresh(self, state: StatusSource) -> None:
         """Read the status again if it is older than ``FRESH_S`` or an escalation came or went
         since; wait at most ``WAIT_S``."""
         changes = state.feed.escalation_changes
@@ -109,13 +129,13 @@ class PageStatusCache:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._reading), WAIT_S)
 
-    async def _read(self, state: ConsoleState) -> None:
+    async def _read(self, state: StatusSource) -> None:
         escalations, monitor = await asyncio.gather(self._escalations(state), self._monitor(state))
         count = None if escalations is None else len(escalations)
         self.current = PageStatus(count, escalations or (), monitor)
         self._read_at = time.monotonic()
 
-    async def _escalations(self, state: ConsoleState) -> tuple[str, ...] | None:
+    async def _escalations(self, state: StatusSource) -> tuple[str, ...] | None:
         try:
             client = await state.temporal()
             return await asyncio.wait_for(open_escalation_tasks(client), READ_TIMEOUT_S)
@@ -123,7 +143,7 @@ class PageStatusCache:
             logger.debug("console_escalation_count_unavailable", error=str(exc))
             return None
 
-    async def _monitor(self, state: ConsoleState) -> str:
+    async def _monitor(self, state: StatusSource) -> str:
         # Only on the connection the pages and the live feed keep: a connect attempt of ours
         # would hold the one the feed retries while NATS is down.
         nc = state.connected_nats()
@@ -148,7 +168,7 @@ class PageStatusRefresh:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if _is_page(scope):
-            state: ConsoleState = scope["app"].state.console
+            state: StatusSource = scope["app"].state.console
             await state.page_status.refresh(state)
         await self.app(scope, receive, send)
 
