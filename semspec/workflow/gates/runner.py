@@ -43,6 +43,7 @@ from semspec.workflow.gates.go_replace import check_go_replaces
 from semspec.workflow.gates.import_roots import python_import_path, python_path_env
 from semspec.workflow.gates.missing_tools import refuse_missing_tools
 from semspec.workflow.gates.node_links import check_node_links
+from semspec.workflow.gates.output_pipe import READ_CHUNK, OutputPipe
 from semspec.workflow.gates.parsers import FORMATS
 from semspec.workflow.gates.process_group import end_group
 from semspec.workflow.gates.reports import keep_report, report_folder
@@ -54,7 +55,6 @@ HEARTBEAT_INTERVAL_S = 1.0
 # Exit is detected by polling returncode: on Python 3.11 Process.wait() also waits for the
 # pipe to close, which a background grandchild can hold open long after the shell exited.
 _POLL_S = 0.05
-_READ_CHUNK = 64 * 1024
 # After the group is ended, how long to wait for the pipe to drain before giving up on it
 # (a process that escaped the group with setsid could keep it open).
 _DRAIN_S = 5.0
@@ -244,28 +244,33 @@ async def _execute(
             f"semspec: gate not started: working directory {cwd} does not exist\n".encode()
         )
         return None, False
+    pipe = OutputPipe()  # wide and read in large chunks: output streams at pipe speed
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            stdout=pipe.write_fd,
+            stderr=pipe.write_fd,
             start_new_session=True,
         )
     except OSError as exc:
+        pipe.close()
         capture.write(f"semspec: gate not started: {exc}\n".encode())
         return None, False
-    assert process.stdout is not None  # stdout=PIPE above
-    reader = asyncio.create_task(_pump(process.stdout, capture))
+    pipe.close_write()  # the gate's processes hold the only writing ends: EOF is their end
     try:
-        timed_out = await _wait_for_exit(process, spec.timeout_s, heartbeat)
+        reader = asyncio.create_task(_pump(await pipe.reader(), capture))
+        try:
+            timed_out = await _wait_for_exit(process, spec.timeout_s, heartbeat)
+        finally:
+            # Also on cancellation: the group must not outlive the activity that started it.
+            await end_group(process.pid)
+            await _finish_reader(reader)
+            await _reaped(process)
     finally:
-        # Also on cancellation: the group must not outlive the activity that started it.
-        await end_group(process.pid)
-        await _finish_reader(reader)
-        await _reaped(process)
+        pipe.close()
     if timed_out:
         capture.write(
             f"\nsemspec: gate timed out after {spec.timeout_s:g}s and was killed\n".encode()
@@ -305,7 +310,7 @@ async def _reaped(process: asyncio.subprocess.Process) -> None:
 
 
 async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
-    while chunk := await stream.read(_READ_CHUNK):
+    while chunk := await stream.read(READ_CHUNK):
         capture.write(chunk)
 
 
