@@ -100,6 +100,7 @@ async def test_a_moved_file_keeps_its_base_findings(repo: Path, tmp_path: Path) 
     assert lint.passed and lint.known == 1
 
 
+@pytest.mark.slow  # runs pytest gates on the change and its base
 async def test_the_base_is_run_once_and_cached_per_commit_and_command(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -101,6 +101,7 @@ async def test_hanging_gate_is_killed_at_its_timeout_with_the_child_it_spawned(
     assert await eventually_gone(int((worktree / "child.pid").read_text()))
 
 
+@pytest.mark.slow  # waits on a gate's process group
 async def test_background_child_of_a_finished_gate_is_ended_and_does_not_block(
     worktree: Path, log_dir: Path
 ) -> None:
@@ -183,6 +184,7 @@ async def test_feedback_text_stays_within_its_budget_and_keeps_the_end(
     assert "FINAL ERROR" in feedback
 
 
+@pytest.mark.slow  # waits on a gate's process group
 async def test_cancelled_gate_takes_its_process_group_down_with_it(
     worktree: Path, log_dir: Path
 ) -> None:

@@ -167,6 +167,7 @@ def test_one_configured_url_that_refuses_is_hinted_as_external_not_to_run_up(
     assert f"hint: {EXTERNAL_HINT}" in done.stderr
 
 
+@pytest.mark.slow  # waits out refusing nodes' bound
 async def test_a_stack_of_its_own_is_hinted_to_start_with_up_and_a_configured_one_is_not() -> None:
     urls = _refused()
     hints = []
@@ -209,6 +210,7 @@ async def test_connect_nats_takes_the_first_node_that_answers(tmp_path: Path) ->
         server.stop()
 
 
+@pytest.mark.slow  # waits out refusing nodes' bound
 async def test_connect_nats_to_refusing_nodes_is_a_service_error_within_its_bound() -> None:
     urls = _refused()
     started = time.monotonic()

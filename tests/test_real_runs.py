@@ -50,6 +50,7 @@ def test_the_default_rules_stop_at_most_one_healthy_real_run_in_a_hundred() -> N
     assert score().false_stop_rate <= 0.01, score().false_stops
 
 
+@pytest.mark.slow  # replays the 525 real runs
 def test_the_default_rules_stop_nine_in_ten_stuck_real_runs_near_their_labelled_step() -> None:
     assert score().stuck >= 5
     assert score().recall >= 0.90, score().missed

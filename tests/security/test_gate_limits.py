@@ -99,7 +99,7 @@ def bomb_processes() -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and b"sleep\x0060" in (entry / "cmdline").read_bytes():
+            if entry.name.isdigit() and b"sleep\x0060\x00" in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
         except OSError:
             continue

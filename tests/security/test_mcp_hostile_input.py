@@ -156,6 +156,7 @@ def test_mcp_refuses_the_run_folder_git_and_special_files_over_stdio(repo: Path)
     assert pong is not None
 
 
+@pytest.mark.slow  # waits out a call's deadline
 async def test_a_call_past_its_deadline_is_an_error_and_the_server_serves_on(
     tmp_path: Path,
 ) -> None:

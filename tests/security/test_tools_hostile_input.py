@@ -215,6 +215,7 @@ def test_a_read_only_worktree_is_a_tool_error_not_a_failed_step(git_repo: Path) 
     assert "Read-only file system (EROFS)" in result["error"]
 
 
+@pytest.mark.slow  # waits out a call's deadline
 async def test_a_call_past_its_deadline_is_a_tool_error_and_the_toolbox_serves_on(
     git_repo: Path,
 ) -> None:
@@ -266,6 +267,7 @@ def hostile_tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield hostile_repo(tmp_path_factory.mktemp("hostile"))
 
 
+@pytest.mark.slow  # hypothesis drives every tool
 @settings(deadline=None, max_examples=300)
 @given(CALLS)
 @example(("read", {"path": ".semspec/run/temporal.db", "start_line": 1, "end_line": 3}, ""))
