@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHandle
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
 from semspec.client.task_client import list_tasks
 from semspec.vocabulary.workflow_names import QUERY_STATUS
-from semspec.workflow.task.listing import TaskListing, listing_of
+from semspec.workflow.task.listing import TaskListing, listing_from_memo, listing_of
 from semspec.workflow.task.loop.listing_memo import LISTING_MEMO_PATCH
 from semspec.workflow.task.messages import Resolution, TaskResult, TaskStatus
 from semspec.workflow.task.publisher import EventPublisher
@@ -73,3 +74,19 @@ async def test_the_memo_follows_the_status_and_the_run_replays(
     markers = [e for e in history.events if e.HasField("marker_recorded_event_attributes")]
     assert any(LISTING_MEMO_PATCH.encode() in e.SerializeToString() for e in markers)
     await Replayer(workflows=[TaskWorkflow]).replay_workflow(history)
+
+
+async def test_a_listing_reads_back_as_written_through_temporals_converter() -> None:
+    written = TaskListing(
+        "t", "plan", "escalated", "", "", 2, 1, 1, True, 0.25, ["local"], "high", 0.5,
+        {"escalation_id": "t-1", "task_id": "t", "reason": "budget_exhausted"},
+    )  # fmt: skip
+    payloads = await DataConverter.default.encode([written])
+    [raw] = await DataConverter.default.decode(payloads)
+    assert listing_from_memo(raw) == written
+
+
+def test_a_memo_of_another_shape_reads_as_defaults_not_an_error() -> None:
+    assert listing_from_memo("a string") is None
+    odd = {"title": 5, "iteration": "2", "halted": 1, "retries": True, "cost_usd": 3, "x": 1}
+    assert listing_from_memo(odd) == TaskListing(cost_usd=3.0)

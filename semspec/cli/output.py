@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -41,6 +42,9 @@ def print_table(
     columns apart by spaces, with no box drawing, and never folds (``TerminalConsole``).
     """
     plain = not console.is_terminal
+    if plain and title is None:
+        console.file.write(_plain_rows(columns, rows))
+        return
     table = Table(title=title, show_lines=False, box=None if plain else box.HEAVY_HEAD)
     for column in columns:
         # Ellipsis would cut task and escalation ids that people copy into the next command.
@@ -57,3 +61,25 @@ def print_table(
         console.print(table)
     finally:
         console.width = saved
+
+
+def _plain_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The table as rich lays it out with no box (a space each side of every cell, columns as
+    wide as their widest cell), written directly: rich takes most of a second to lay out the
+    500 rows of ``task list --all`` (bench/lists.py). Cells are text, never markup, and a
+    newline or tab in one becomes a space, so each row stays one line."""
+    blank = [""] * len(columns)
+    table = [[_cell(c) for c in columns]]
+    table += [([_cell(c) for c in row] + blank)[: len(columns)] for row in rows]
+    widths = [max(cell_len(line[i]) for line in table) for i in range(len(columns))]
+    return "".join(_plain_line(line, widths) for line in table)
+
+
+def _plain_line(cells: list[str], widths: list[int]) -> str:
+    pairs = zip(cells, widths, strict=True)
+    return "".join(f" {cell}{' ' * (width - cell_len(cell))} " for cell, width in pairs) + "\n"
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return strip_controls(text).replace("\n", " ").replace("\t", " ")

@@ -83,7 +83,51 @@ async def read_listing(wf: WorkflowExecution) -> TaskListing | None:
     """A listed run's ``TaskListing``; None for a run that never wrote one (or wrote another
     shape: a list shows what Temporal alone knows rather than fail)."""
     try:
-        found = await wf.memo_value(LISTING_MEMO, None, type_hint=TaskListing)
+        # Decoded as plain JSON and checked here: the converter's dataclass decoding costs
+        # 25 times as much, most of a 500-row list's time (bench/lists.py).
+        raw = await wf.memo_value(LISTING_MEMO, None)
     except Exception:  # a memo this code cannot read is a row without details, not an error
         return None
-    return found if isinstance(found, TaskListing) else None
+    return listing_from_memo(raw)
+
+
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "title": (str,),
+    "plan_id": (str,),
+    "phase": (str,),
+    "outcome": (str,),
+    "reason": (str,),
+    "iteration": (int,),
+    "retries": (int,),
+    "max_retries": (int,),
+    "halted": (bool,),
+    "cost_usd": (float, int),
+    "pressure": (str,),
+}
+
+
+def listing_from_memo(raw: Any) -> TaskListing | None:
+    """``raw`` (the memo's JSON) as a ``TaskListing``; None unless it has that shape. Fields
+    missing or of another type keep their defaults, so a memo of an older or newer shape still
+    gives a row."""
+    if not isinstance(raw, dict):
+        return None
+    found: dict[str, Any] = {
+        name: raw[name]
+        for name, kinds in _FIELDS.items()
+        if isinstance(raw.get(name), kinds)
+        and (bool not in kinds or type(raw[name]) is bool)
+        and (bool in kinds or not isinstance(raw[name], bool))
+    }
+    if "cost_usd" in found:
+        found["cost_usd"] = float(found["cost_usd"])
+    models = raw.get("unpriced_models")
+    if isinstance(models, list):
+        found["unpriced_models"] = [m for m in models if isinstance(m, str)]
+    utilization = raw.get("utilization")
+    if isinstance(utilization, int | float) and not isinstance(utilization, bool):
+        found["utilization"] = float(utilization)
+    escalation = raw.get("pending_escalation")
+    if isinstance(escalation, dict):
+        found["pending_escalation"] = escalation
+    return TaskListing(**found)
