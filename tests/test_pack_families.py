@@ -139,6 +139,21 @@ def test_a_class_whose_members_are_one_run_is_one_claim_with_them() -> None:
     assert (claims[0][2], claims[0][3]) == (9, 38)  # the class's span: every member inside
 
 
+def test_classes_sharing_the_end_of_their_interface_write_it_once() -> None:
+    source = (SAMPLES / "cryptography_kdf.pyi").read_text(encoding="utf-8")
+    text = pack_facts([extract_facts("kdf.pyi", source.encode())]).text
+    entry = next(line for line in text.splitlines() if line.endswith("; d0; d1"))
+    ident = entry.split(" ", 1)[0]
+    assert entry.startswith(f"{ident} derive(key_material) -> bytes; ")
+    methods = ["__init__", "derive", "derive_into", "verify"]
+    _assert_inside("kdf.pyi", source, methods[:1], "class PBKDF2HMAC: __init__(algorithm, ")
+    claims = [c for c in _claims("kdf.pyi", source) if c[0].split(" ")[1] == "class"]
+    assert [c[0].endswith(f"); {ident}") for c in claims] == [True, True]
+    for _line, _digest, start, end in claims:  # each class's span holds its own methods
+        inside = source.splitlines()[start - 1 : end]
+        assert all(any(f"def {m}(" in text for text in inside) for m in methods)
+
+
 def test_a_class_with_a_long_method_keeps_a_claim_per_member() -> None:
     body = "".join(f"        x{i} = {i}\n" for i in range(5))
     source = f"class Job:\n    def run(self) -> None:\n{body}    def stop(self) -> None: ...\n"

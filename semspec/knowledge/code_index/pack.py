@@ -30,10 +30,10 @@ names: the ``load`` line above is backed by ``src/app/main.py:10-25#1a2b3c4d`` (
 the whole file), and a different hash on disk means the evidence is stale. A call is part of
 its caller's claim, whose span holds the call. ``pack_evidence`` expands a pack into those
 pointers. Long string literals in a signature are written ``...`` and long ``Literal[...]``
-lists keep their first values (the span leads to the rest); the definitions of stubs, Protocols
-and abstract classes write their parameters by name (``pack_stubs``). By default only the public surface
-is packed (no ``_private`` names), because an agent onboarding needs the map, not every helper;
-``private=True`` packs everything.
+lists keep their first values (the span leads to the rest); the definitions of stubs,
+Protocols and abstract classes write their parameters by name (``pack_stubs``). By default
+only the public surface is packed (no ``_private`` names), because an agent onboarding needs
+the map, not every helper; ``private=True`` packs everything.
 """
 
 from __future__ import annotations
@@ -630,6 +630,30 @@ class _PackWriter:
             text = _run_text(line)
             if text in new:
                 self.body[index] = line[: len(line) - len(text)] + new[text]
+        self._run_endings_to_dictionary()
+
+    def _run_endings_to_dictionary(self) -> None:
+        """The same for the shared ending of runs that differ in their first labels (classes
+        with their own constructors and a common ``derive; derive_into; verify``): the
+        longest ending chosen replaces it in each run."""
+        endings: Counter[str] = Counter()
+        for line in self.body:
+            labels = _run_text(line).split("; ")
+            endings.update("; ".join(labels[cut:]) for cut in range(1, len(labels) - 1))
+        before = dict(self.words)
+        self._choose(endings)
+        chosen = {text for text in self.words if text not in before}
+        self.words = before  # only the endings a run ends with get an id, in order of use
+        for index, line in enumerate(self.body):
+            labels = _run_text(line).split("; ")
+            for cut in range(1, len(labels) - 1):
+                ending = "; ".join(labels[cut:])
+                if ending in chosen:
+                    if ending not in self.words:
+                        self.words[ending] = f"d{len(self.words)}"
+                        self.ids.add(self.words[ending])
+                    self.body[index] = f"{line[: len(line) - len(ending)]}{self.words[ending]}"
+                    break
 
     def word(self, text: str) -> str:
         return self.words.get(text, text)
