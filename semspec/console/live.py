@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from semspec.client.task_render import retries_fraction
 from semspec.vocabulary.event_payloads import (
     ContextPayload,
     EscalationRaised,
@@ -31,6 +32,7 @@ from semspec.vocabulary.event_payloads import (
 )
 from semspec.vocabulary.events import MonitorEvent, UserSignal, event_from_json
 from semspec.vocabulary.subjects import MONITOR_SUBJECTS, SIGNAL_SUBJECTS
+from semspec.workflow.task.dollars import spent_text
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -163,11 +165,15 @@ def task_message(event: MonitorEvent) -> LiveMessage:
 
 
 def row_fields(data: object) -> dict[str, Any]:
-    """The board columns a loop event's payload sets."""
+    """The board columns a loop event's payload sets, as the server renders them
+    (``board_rows.board_row``): retries as used/allowed, cost as ``spent_text``."""
     match data:
         case IterationPayload():
-            return {"state": "running", "phase": data.phase, "retries": data.retries} | cost(
-                data.cost_usd
+            running = {"state": "running", "phase": data.phase}
+            return (
+                running
+                | retries(data.retries, data.max_retries)
+                | cost(data.cost_usd, data.unpriced_models)
             )
         case GatePayload():
             return {"phase": "gates"}
@@ -178,8 +184,11 @@ def row_fields(data: object) -> dict[str, Any]:
         case EscalationRaised():
             # A halt signal stops the task as an escalation from the monitor.
             state = "halted" if data.source == "halt" else "escalated"
-            return {"state": state, "phase": "escalated", "retries": data.retries} | cost(
-                data.cost_usd
+            stopped = {"state": state, "phase": "escalated"}
+            return (
+                stopped
+                | retries(data.retries, data.max_retries)
+                | cost(data.cost_usd, data.unpriced_models)
             )
         case EscalationResolved():
             return {"state": "running", "phase": "developer"}
@@ -187,13 +196,22 @@ def row_fields(data: object) -> dict[str, Any]:
             state = board_state_of_outcome(data.outcome)
             ended = {"state": state, "phase": data.outcome}
             why = {"reason": data.reason} if data.reason else {}
-            return ended | why | cost(data.cost_usd)
+            return ended | why | cost(data.cost_usd, data.unpriced_models)
     return {}
 
 
-def cost(usd: float) -> dict[str, Any]:
-    """The cost column: a zero means no priced call yet, so it changes nothing."""
-    return {"cost": round(usd, 4)} if usd else {}
+def retries(used: int, allowed: int | None) -> dict[str, Any]:
+    """The retries column as used/allowed; nothing from a loop that did not say what it
+    allows, so the row keeps what the page was served with."""
+    return {} if allowed is None else {"retries": retries_fraction(used, allowed)}
+
+
+def cost(usd: float, unpriced_models: list[str]) -> dict[str, Any]:
+    """The cost column as the task page words it; nothing before a call was counted (no
+    dollars, no model without a price), so the cell keeps what it shows."""
+    if not usd and not unpriced_models:
+        return {}
+    return {"cost": spent_text(usd, unpriced_models)}
 
 
 def signal_message(signal: UserSignal) -> LiveMessage:

@@ -11,11 +11,12 @@ costs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from semspec.vocabulary.subjects import SIGNAL_LEVELS
 from semspec.workflow.gates.types import GateResult
+from semspec.workflow.task.loop.state import LOG_TIME_KEY
 from semspec.workflow.task.messages import (
     ContextItem,
     LogEntry,
@@ -55,6 +56,8 @@ class Entry:
     level: str = ""
     """For a risk entry, how serious: a signal level (``warn``, ``pause``, ``halt``,
     ``escalate``), or ``refused`` for input refused for lack of the owner's signature."""
+    at: str = ""
+    """When the loop wrote it (ISO 8601); empty for entries of tasks run before it did."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,12 @@ def gate_log_path(status: TaskStatus, iteration: int, index: int) -> str | None:
 
 def _entry(entry: LogEntry, gate_counts: dict[int, int]) -> Entry:
     data = entry.data if isinstance(entry.data, Mapping) else {}
+    at = data.get(LOG_TIME_KEY)
+    item = _entry_of_kind(entry, data, gate_counts)
+    return replace(item, at=at) if isinstance(at, str) else item
+
+
+def _entry_of_kind(entry: LogEntry, data: Mapping[str, Any], gate_counts: dict[int, int]) -> Entry:
     risk = entry.kind in RISK_KINDS
     if entry.kind == "gate":
         index = gate_counts.get(entry.iteration, 0)

@@ -41,6 +41,10 @@ class IterationPayload(Payload):
     """Retries used since the last human answer."""
     cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     """Dollars the task spent before this iteration."""
+    max_retries: NonNegativeInt | None = None
+    """Retries allowed (None from a loop of before it was sent): the board shows ``1/3``."""
+    unpriced_models: list[str] = []
+    """Models that ran without a price so far: the board's cost names them."""
 
 
 class GateRun(Payload):
@@ -127,6 +131,10 @@ class EscalationRaised(Payload):
     """``<task id>-<n>``, counting the task's escalations."""
     cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     """Dollars the task had spent when it stopped."""
+    max_retries: NonNegativeInt | None = None
+    """Retries allowed (None from a loop of before it was sent)."""
+    unpriced_models: list[str] = []
+    """Models that ran without a price so far."""
     budget_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """Its dollar budget with what humans added; null when it has none."""
 

@@ -63,9 +63,6 @@
   }
 
   function shown(name, fields) {
-    if (name === "cost") {
-      return fields.cost ? "$" + Number(fields.cost).toFixed(4) : null;
-    }
     if (name === "pressure" && fields.pressure !== undefined) {
       var share = fields.utilization;
       return fields.pressure + (share === undefined ? "" : " (" + Math.round(share * 100) + "%)");

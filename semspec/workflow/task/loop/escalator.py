@@ -72,6 +72,8 @@ class Escalator:
                 "event_key": escalation.escalation_id,
                 "cost_usd": round(status.usage.cost_usd, 6),
                 "budget_usd": status.budget_usd,
+                "max_retries": status.max_retries,
+                "unpriced_models": list(status.usage.unpriced_models),
             },
             signal_level="escalate",
             signal_reason=str(reason),

@@ -6,13 +6,16 @@ what happened (a workspace was made, an agent turn spent tokens, an attempt fail
 each field has one writer and a reader finds it by the event. Three other concerns write their
 own fields, each in one module: the pending question and its answer (``escalations``), the loop
 events not yet published (``outbox``), and what a checkpoint carries into the next run
-(``carry.restore``). No Temporal here: plain state, tested with the loop's rules.
+(``carry.restore``). No Temporal here but the workflow's clock for the log's times: plain
+state, tested with the loop's rules.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
+
+from temporalio import workflow
 
 from semspec.agents.protocol import TurnUsage
 from semspec.core.reasons import FallbackReason
@@ -32,6 +35,18 @@ from semspec.workflow.task.messages import (
     TaskStatus,
     Workspace,
 )
+
+LOG_TIME_KEY = "at"
+"""The key of a log entry's ``data`` that holds when it was written (ISO 8601, UTC, to the
+second); entries of tasks run before it was written have none (issue 30: a timeline with times)."""
+
+
+def log_time() -> str:
+    """Now by the workflow's clock, which replays alike (``workflow.now``); empty outside a
+    workflow, where this plain state is tested without one."""
+    if not workflow.in_workflow():
+        return ""
+    return workflow.now().isoformat(timespec="seconds")
 
 
 class TaskState:
@@ -64,9 +79,13 @@ class TaskState:
         self.status.phase = phase
 
     def log(self, kind: str, message: str, data: dict[str, Any] | None = None) -> None:
-        """One line of ``semspec task logs``, stamped with the iteration."""
+        """One line of ``semspec task logs``, stamped with the iteration and the time."""
         status = self.status
-        status.log.append(LogEntry(status.iteration, kind, message, dict(data or {})))
+        stamped = dict(data or {})
+        at = log_time()
+        if at:
+            stamped[LOG_TIME_KEY] = at
+        status.log.append(LogEntry(status.iteration, kind, message, stamped))
 
     def budget_checked(self, budget: BudgetOutcome) -> None:
         """The pre-flight check chose the models and measured the window."""

@@ -131,7 +131,9 @@ class Steps:
         iteration = {
             "phase": "developer",
             "retries": status.retries,
+            "max_retries": status.max_retries,
             "cost_usd": round(status.usage.cost_usd, 6),
+            "unpriced_models": list(status.usage.unpriced_models),
         }
         self._outbox.queue("iteration", iteration)
 
