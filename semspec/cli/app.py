@@ -16,6 +16,7 @@ from semspec.cli import (
     config_cmd,
     demo_cmd,
     escalations_cmd,
+    gc_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
@@ -143,6 +144,7 @@ services_cmd.register(app)
 worker_cmd.register(app)
 ui_cmd.register(app)
 land_cmd.register(task_cmd.app)
+gc_cmd.register(app)
 app.add_typer(task_cmd.app, name="task")
 app.add_typer(plan_cmd.app, name="plan")
 app.add_typer(escalations_cmd.app, name="escalations")

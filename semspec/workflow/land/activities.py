@@ -22,8 +22,10 @@ from temporalio import activity
 from semspec.core.errors import GitError
 from semspec.core.sandbox import ChildLimits, choose_sandbox
 from semspec.workflow.activity_errors import activity_errors
+from semspec.workflow.context.checkpoint import delete_checkpoints
 from semspec.workflow.gates.runner import GateFencing
 from semspec.workflow.git.repository import open_repository
+from semspec.workflow.git.worktree import remove_worktree
 from semspec.workflow.land.landing import LANDED, LandRequest, LandResult, land_task
 from semspec.workflow.land.messages import LAND_ACTIVITY, LandInput
 from semspec.workflow.task.context_activities import repo_config
@@ -53,9 +55,18 @@ async def land(inp: LandInput) -> LandResult:
             activity.heartbeat("waiting for the land queue")
             await asyncio.sleep(QUEUE_POLL_S)
         result = await land_task(request, inp.gates, fencing, activity.heartbeat)
-    if result.outcome == LANDED and inp.push_remote:
-        await asyncio.to_thread(push, repo, inp.push_remote, inp.base_branch)
+    if result.outcome == LANDED:
+        # The work is on the base: the task's worktree and checkpoints have served (the task
+        # branch stays, as the record of what was approved).
+        await asyncio.to_thread(_tidy, repo, run_dir, inp.task_id)
+        if inp.push_remote:
+            await asyncio.to_thread(push, repo, inp.push_remote, inp.base_branch)
     return result
+
+
+def _tidy(repo: Path, run_dir: Path, task_id: str) -> None:
+    remove_worktree(repo, task_id, run_dir / "worktrees")
+    delete_checkpoints(repo, task_id)
 
 
 def push(repo_path: Path, remote_name: str, branch: str) -> None:
