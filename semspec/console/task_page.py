@@ -30,6 +30,7 @@ from temporalio.client import WorkflowQueryFailedError
 
 from semspec.client.task_client import task_status
 from semspec.console.diff_files import split_patch
+from semspec.console.iteration_diffs import iteration_diffs
 from semspec.console.stack_problem import STACK_ERRORS, stack_problem
 from semspec.console.state import ConsoleState
 from semspec.console.task_diff import task_diff
@@ -66,6 +67,7 @@ async def task(request: Request) -> Response:
         context = {"task_id": task_id, "status": None, "problem": problem}
         return state.render(request, "task.html", context, status=code)
     diff = await task_diff(status, state.repo)
+    per_iteration = await iteration_diffs(status, state.repo)
     context = {
         "task_id": task_id,
         "status": status,
@@ -73,6 +75,7 @@ async def task(request: Request) -> Response:
         "timeline": timeline(status),
         "diff": diff,
         "diff_files": split_patch(diff.patch),
+        "iteration_diffs": per_iteration,
         "gate_tail_lines": GATE_TAIL_LINES,
         "cost": spent_text(status.usage.cost_usd, status.usage.unpriced_models),
         "budget": usd(status.budget_usd) if status.budget_usd is not None else "",

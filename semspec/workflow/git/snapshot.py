@@ -84,8 +84,30 @@ def _snapshot(
     changed: Iterable[str],
     message: str,
 ) -> pygit2.Oid:
-    base = commit_of(repo, base_commit, repo_path)
+    tree = _tree_of(repo, repo_path, worktree, base_commit, changed)
     parent_commit = commit_of(repo, parent, repo_path)
+    who = pygit2.Signature(*SEMSPEC_AUTHOR, int(time.time()), 0)
+    return repo.create_commit(None, who, who, message.rstrip("\n") + "\n", tree, [parent_commit.id])
+
+
+def snapshot_tree(worktree: Path, base_commit: str, changed: Iterable[str]) -> str:
+    """The id of ``base_commit``'s tree with the ``changed`` paths as ``worktree`` has them
+    (missing ones deleted): the worktree's state, written to the object database as a checkpoint
+    writes it, with no index, commit or branch (the console diffs one iteration's tree against
+    the one before). Unreferenced, it lasts until ``git gc`` prunes it (two weeks by default).
+    """
+    repo = open_repository(worktree)
+    return str(_tree_of(repo, worktree, worktree, base_commit, changed))
+
+
+def _tree_of(
+    repo: pygit2.Repository,
+    repo_path: Path,
+    worktree: Path,
+    base_commit: str,
+    changed: Iterable[str],
+) -> pygit2.Oid:
+    base = commit_of(repo, base_commit, repo_path)
     root = os.path.realpath(worktree)
     updates: _Updates = {}
     for rel in sorted(set(changed)):
@@ -95,9 +117,7 @@ def _snapshot(
         content = _content_of(repo, root + "/" + "/".join(parts))
         if content is not _UNCHANGED:
             updates[tuple(os.fsencode(p) for p in parts)] = content
-    tree = _rebuild(repo, base.tree, updates) or repo.TreeBuilder().write()
-    who = pygit2.Signature(*SEMSPEC_AUTHOR, int(time.time()), 0)
-    return repo.create_commit(None, who, who, message.rstrip("\n") + "\n", tree, [parent_commit.id])
+    return _rebuild(repo, base.tree, updates) or repo.TreeBuilder().write()
 
 
 def _content_of(repo: pygit2.Repository, path: str) -> _Content:
