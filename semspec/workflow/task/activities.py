@@ -59,6 +59,7 @@ from semspec.workflow.task.agent_turns import (
 from semspec.workflow.task.context_activities import (
     task_file_text,
 )
+from semspec.workflow.task.iteration_tree import iteration_tree
 from semspec.workflow.task.messages import (
     STEP_CANCELLED,
     CommitInput,
@@ -241,12 +242,15 @@ class TaskActivities:
             )
         steps, steps_dropped = step_outbox(observer)
         outside = changes.outside
+        ws = inp.workspace
+        tree = await asyncio.to_thread(iteration_tree, ws.path, ws.base_commit, diff.files)
         files = FilesPayload(
             files=diff.files,
             task_files=sorted(set(spec.task_files)),
             repo=changes.identity,
             out_of_scope=outside,
             escaping_symlinks=changes.escaping_symlinks,
+            tree=tree,
         )
         await self._emit(events, inp.events, "files", lambda: files)
         # The summary goes into the history and an escalation's question: no secret of the

@@ -177,7 +177,12 @@ class Steps:
         state.log(
             "developer",
             f"{dev.outcome}: {touched} (+{dev.insertions}/-{dev.deletions})",
-            {"files": dev.files_touched, "out_of_scope": dev.out_of_scope, "diff": dev.diff_hash},
+            {
+                "files": dev.files_touched,
+                "out_of_scope": dev.out_of_scope,
+                "diff": dev.diff_hash,
+                "tree": turn_tree(dev),
+            },
         )
         # The loop's own note on scope creep; see ``RiskSignals.note_scope`` for why.
         if (noted := self._signals.note_scope(dev.out_of_scope)) is not None:
@@ -352,3 +357,14 @@ def findings_text(review: ReviewStep) -> str:
         about = f" [criterion: {f.criterion}]" if f.criterion else ""
         lines.append(f"- {f.severity}: {f.message}{where}{about}")
     return "\n".join(lines)
+
+
+def turn_tree(dev: DeveloperStep) -> str:
+    """The git tree of the worktree after the turn, which the step's ``files`` event names
+    (``FilesPayload.tree``): the task page diffs each iteration's tree against the one before.
+    Empty when the turn wrote none (a step of before it did, or one that could not)."""
+    for event in dev.events:
+        tree = event.data.get("tree") if event.kind == "files" else None
+        if isinstance(tree, str):
+            return tree
+    return ""
