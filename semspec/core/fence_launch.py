@@ -16,13 +16,13 @@ the run's process group; ``semspec.core.sandbox.launch_argv`` writes ``SPEC``, a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import resource
 import signal
 import sys
-from typing import Any
+from importlib.machinery import SourceFileLoader
+from types import ModuleType
 
 NO_START = 125
 """Exit status when the fence could not be set up (as ``env`` and container tools use)."""
@@ -78,15 +78,15 @@ def apply_limits(limits: dict[str, int]) -> None:
         resource.setrlimit(kind, (soft, hard))
 
 
-def _load(name: str) -> Any:
+def _load(name: str) -> ModuleType:
     """The sibling module ``name``, loaded from its file (this script's folder is not on
     ``sys.path`` under ``-I``, and must not be: ``semspec/core`` would shadow the standard
-    library's ``logging``)."""
+    library's ``logging``). Through the loader ``importlib.machinery`` holds ready: importing
+    ``importlib.util`` alone cost a gate's start more than the rest of the loading (issue 31)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = ModuleType(name)
+    module.__file__ = path
+    SourceFileLoader(name, path).exec_module(module)
     return module
 
 
