@@ -115,12 +115,14 @@ def show(console: Console, status: PlanStatus, as_json: bool) -> None:
     outcome = f" ({status.outcome})" if status.outcome else ""
     console.print(f"plan {status.plan_id}: {status.title} — {status.state}{outcome}", markup=False)
     from semspec.workflow.plan.messages import RUNNING
+    from semspec.workflow.task.dollars import spent_text, usd
 
     spent = status.usage.cost_usd + sum(
         row.cost_usd for row in status.tasks if row.state == RUNNING
     )
-    budget = f" of ${status.max_cost_usd:.4f}" if status.max_cost_usd is not None else ""
-    console.print(f"cost: ${spent:.4f}{budget}", markup=False)
+    budget = f" of {usd(status.max_cost_usd)}" if status.max_cost_usd is not None else ""
+    # One way to show money (spent_text): the models that ran without a price are named.
+    console.print(f"cost: {spent_text(spent, status.usage.unpriced_models)}{budget}", markup=False)
     rows = [
         (
             row.task_id,
