@@ -87,3 +87,8 @@ def test_each_timeline_entry_shows_when_the_loop_wrote_it() -> None:
     assert 'title="2026-11-27 11:54:59 UTC"' in workspace
     developer = html[html.index('data-kind="developer"') :]
     assert "<time" not in developer[: developer.index("</li>")]
+
+
+def test_the_task_page_never_shows_more_retries_used_than_allowed() -> None:
+    html = render_task(TaskStatus("t1", "title", "escalated", 4, 4, 3))
+    assert '<dd data-field="retries">3 of 3</dd>' in html
