@@ -171,6 +171,7 @@ def _show_status(
     ctx: typer.Context, task_id: str, as_json: bool, render: Callable[[Console, TaskStatus], None]
 ) -> None:
     """Fetch a task's status and print it with ``render`` (or as JSON, the log only for logs)."""
+    from semspec.client.land_client import land_state
     from semspec.client.task_client import task_status
     from semspec.client.task_render import render_log, render_log_raw
 
@@ -178,11 +179,18 @@ def _show_status(
 
     async def body(client: Client, _e: Endpoints) -> None:
         status = await task_status(client, task_id)
+        logs = render in (render_log, render_log_raw)
+        # Where approved work is on its way to the base branch (docs/landing.md).
+        land = None if logs else await land_state(client, task_id, status.outcome)
         if as_json:
-            logs = render in (render_log, render_log_raw)
-            print_json(cli.console, jsonable(status.log if logs else status))
+            print_json(
+                cli.console, jsonable(status.log) if logs else jsonable(status) | {"land": land}
+            )
         else:
             render(cli.console, status)
+            if land is not None:
+                shown = " ".join(v[:12] if k == "commit" else v for k, v in land.items())
+                cli.console.print(f"land: {shown}", markup=False)
 
     run_with_client(cli, body)
 

@@ -75,3 +75,35 @@ async def land(client: Client, task_queue: str, inp: LandInput, owner: OwnerKey)
     )
     result: LandResult = await handle.result()
     return result
+
+
+async def land_state(client: Client, task_id: str, outcome: str | None) -> dict[str, str] | None:
+    """Where an approved task is on its way to the base: ``approved`` (no land yet), ``queued``
+    (a land runs or waits for its base's queue), ``landed`` with the commit, or ``land failed``
+    with why. None for a task that was not approved."""
+    from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from semspec.workflow.land.landing import ALREADY_LANDED, LANDED, LandResult
+    from semspec.workflow.land.messages import land_workflow_id
+
+    if outcome != "approved":
+        return None
+    handle = client.get_workflow_handle(land_workflow_id(task_id), result_type=LandResult)
+    try:
+        described = await handle.describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return {"state": "approved"}
+        raise
+    if described.status == WorkflowExecutionStatus.RUNNING:
+        return {"state": "queued"}
+    if described.status != WorkflowExecutionStatus.COMPLETED:
+        return {"state": "land failed", "reason": "the land did not finish"}
+    try:
+        result = await handle.result()
+    except WorkflowFailureError as failed:
+        return {"state": "land failed", "reason": str(failed.cause)}
+    if result.outcome in (LANDED, ALREADY_LANDED):
+        return {"state": "landed", "commit": result.commit}
+    return {"state": "land failed", "reason": result.outcome, "message": result.message}

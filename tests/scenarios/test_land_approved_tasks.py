@@ -55,6 +55,7 @@ def test_three_approved_tasks_on_one_file_land_in_order_and_a_conflict_names_the
         approved(stack, repo, "hash", with_new_function()),
     ]
     rival = approved(stack, repo, "rival", text.replace("# ipv6 address", "# IPv6 host"))
+    assert stack.status(rival, repo=repo)["land"] == {"state": "approved"}
     start = git(repo, "rev-parse", "main")
 
     results = [land(stack, repo, task_id) for task_id in tasks]
@@ -79,6 +80,13 @@ def test_three_approved_tasks_on_one_file_land_in_order_and_a_conflict_names_the
     human = stack.cli("task", "land", rival, repo=repo, timeout=240)
     assert human.returncode == 3 and f"conflicts in {FORMAT_PY}" in human.stdout
     assert "retry" in human.stdout
+
+    # task status shows where each approved task is on its way to main.
+    assert stack.status(tasks[1], repo=repo)["land"] == {"state": "landed", "commit": commits[1]}
+    failed = stack.status(rival, repo=repo)["land"]
+    assert (failed["state"], failed["reason"]) == ("land failed", "land_conflict")
+    human = stack.cli("task", "status", tasks[2], repo=repo)
+    assert f"land: landed {commits[2][:12]}" in human.stdout
 
     again, _ = land(stack, repo, tasks[0])
     assert again == 0
