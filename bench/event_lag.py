@@ -14,10 +14,20 @@ event's ``at``, taken on the worker when the step that produced it returned). Ag
 events are left out: the agent's own activity publishes them as it goes. Both clocks are this
 machine's.
 
+Where the time goes, read from each loaded task's Temporal history (the ``publish_events`` call
+that carried the event): ``queued`` from ``at`` until the workflow scheduled that call (for an
+event an activity made, this includes the wait for the workflow task that takes the activity's
+result; also an earlier call still out), ``dispatch`` until the event worker's poll took it,
+``publish`` until JetStream stored the event. All three run on this machine's cores, shared
+with the gates, the agents and the services, so the figures follow its load: ``load_1m`` is
+``/proc/loadavg``'s first figure before and after the loaded run.
+
 Run: ``python bench/event_lag.py`` (``--quick``: 5 tasks, 2 s gates, what a test runs). The
 last line is one JSON object: ``tasks``, ``gate_s``, ``events``, ``p50_s``, ``p95_s``, ``max_s``,
 ``over_1s``, ``over_5s``, ``files_over_5s``, ``baseline_p95_s``, ``baseline_max_s``,
-``p95_ratio`` (loaded p95 over the baseline's) and ``targets_met`` (p95 < 1 s, max < 3 s).
+``p95_ratio`` (loaded p95 over the baseline's), ``targets_met`` (p95 < 1 s, max < 3 s),
+``parts`` (p50/p95/max of ``queued``, ``dispatch``, ``publish``, over the events found in the
+histories) and ``load_1m``.
 """
 
 from __future__ import annotations
@@ -37,8 +47,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import nats
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
 
 from semspec.vocabulary.events import event_from_json
+from semspec.vocabulary.workflow_names import task_workflow_id
 from tests.support.stack import Stack, python_gate, running_stack, sample_config, write_script
 
 TASKS = 50
@@ -58,6 +72,10 @@ class Lag:
     task_id: str
     kind: str
     seconds: float
+    run_id: str
+    at: str
+    recorded: float
+    stored: float
 
 
 def task_file(index: int) -> str:
@@ -105,7 +123,12 @@ async def collect(url: str, task_ids: set[str], timeout_s: float) -> list[Lag]:
                 continue
             stored = msg.metadata.timestamp.timestamp()
             recorded = datetime.fromisoformat(event.at).timestamp()
-            lags.append(Lag(event.task_id, event.kind, stored - recorded))
+            lags.append(
+                Lag(
+                    event.task_id, event.kind, stored - recorded, event.run_id, event.at,
+                    recorded, stored,
+                )
+            )  # fmt: skip
             if event.kind == "finished":
                 finished.add(event.task_id)
     finally:
@@ -130,6 +153,75 @@ def run(stack: Stack, prefix: str, count: int, timeout_s: float) -> list[Lag]:
     return asyncio.run(collect(stack.nats_url(), set(ids), timeout_s))
 
 
+@dataclass
+class Call:
+    """One ``task.publish_events`` call of a history: when it was scheduled and taken."""
+
+    scheduled: float
+    started: float | None = None
+
+
+PUBLISH = "task.publish_events"
+
+
+def _seconds(event: HistoryEvent) -> float:
+    return event.event_time.ToDatetime().timestamp()
+
+
+def calls_by_event(events: list[HistoryEvent]) -> dict[tuple[str, str], Call]:
+    """The publishing call that carried each loop event, by the event's ``(kind, at)``."""
+    calls: dict[int, Call] = {}
+    carried: dict[tuple[str, str], Call] = {}
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attributes = event.activity_task_scheduled_event_attributes
+            if attributes.activity_type.name != PUBLISH:
+                continue
+            call = calls[event.event_id] = Call(_seconds(event))
+            batch = json.loads(attributes.input.payloads[0].data)
+            for queued in batch["events"]:
+                carried.setdefault((queued["kind"], queued["at"]), call)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            taken = calls.get(started.scheduled_event_id)
+            if taken is not None:
+                taken.started = _seconds(event)
+    return carried
+
+
+async def lag_parts(address: str, lags: list[Lag]) -> dict[str, list[float]]:
+    """Each event's lag split into ``queued``, ``dispatch`` and ``publish`` (module docstring)."""
+    client = await Client.connect(address)
+    parts: dict[str, list[float]] = {"queued": [], "dispatch": [], "publish": []}
+    for task_id, run_id in sorted({(lag.task_id, lag.run_id) for lag in lags}):
+        handle = client.get_workflow_handle(task_workflow_id(task_id), run_id=run_id)
+        carried = calls_by_event(list((await handle.fetch_history()).events))
+        for lag in lags:
+            call = carried.get((lag.kind, lag.at)) if lag.run_id == run_id else None
+            if call is None or call.started is None:
+                continue
+            parts["queued"].append(call.scheduled - lag.recorded)
+            parts["dispatch"].append(call.started - call.scheduled)
+            parts["publish"].append(lag.stored - call.started)
+    return parts
+
+
+def load_1m() -> float:
+    """The machine's load average over the last minute."""
+    return float(Path("/proc/loadavg").read_text(encoding="utf-8").split()[0])
+
+
+def spread(values: list[float]) -> dict[str, float | None]:
+    """p50, p95 and max of ``values`` (None when empty), rounded to milliseconds."""
+    if not values:
+        return {"p50_s": None, "p95_s": None, "max_s": None}
+    return {
+        "p50_s": round(percentile(values, 0.5), 3),
+        "p95_s": round(percentile(values, 0.95), 3),
+        "max_s": round(max(values), 3),
+    }
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -145,8 +237,11 @@ def measure(tasks: int, gate_s: float) -> dict[str, Any]:
         running_stack(Path(tmp), config, files) as stack,
     ):
         alone = run(stack, "alone", 1, 120 + gate_s)
+        load_before = load_1m()
         # Bounded: the slots run the gates a few at a time, so the bound grows with the tasks.
         loaded = run(stack, "load", tasks, 180 + 3 * gate_s * tasks)
+        load_after = load_1m()
+        parts = asyncio.run(lag_parts(stack.temporal_address(), loaded))
     seconds = [lag.seconds for lag in loaded]
     base = [lag.seconds for lag in alone]
     p95, worst = percentile(seconds, 0.95), max(seconds)
@@ -165,6 +260,8 @@ def measure(tasks: int, gate_s: float) -> dict[str, Any]:
         "baseline_max_s": round(max(base), 3),
         "p95_ratio": round(p95 / base_p95, 1) if base_p95 > 0 else None,
         "targets_met": p95 < TARGET_P95_S and worst < TARGET_MAX_S,
+        "parts": {name: spread(values) for name, values in parts.items()},
+        "load_1m": [load_before, load_after],
     }
 
 
@@ -180,6 +277,10 @@ def main() -> None:
         f"({report['over_5s']} over 5 s, {report['files_over_5s']} of them files events); one "
         f"task alone: p95 {report['baseline_p95_s']} s, max {report['baseline_max_s']} s"
     )
+    for name, figures in report["parts"].items():
+        p50, p95, top = figures["p50_s"], figures["p95_s"], figures["max_s"]
+        print(f"  {name}: p50 {p50} s, p95 {p95} s, max {top} s")
+    print(f"  load average (1 min) before and after: {report['load_1m']}")
     print(json.dumps(report))
 
 
