@@ -202,7 +202,9 @@ def main() -> None:
             # empty list on the same server, so a load that changes mid-run moves both.
             floor = [sys.executable, "-c", BARE_LIST, address, "NoSuchWorkflow"]
             empty = interleaved(
-                {"temporal_list": bare, "task_list_empty": [*cli, "task", "list"]}, env, root
+                {"temporal_list_empty_stack": bare, "task_list_empty": [*cli, "task", "list"]},
+                env,
+                root,
             )
             counts = asyncio.run(populate(address, TASKS))
             check_lists(cli, env, root, counts)
