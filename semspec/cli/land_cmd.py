@@ -48,7 +48,8 @@ def land_cmd(
     """Land an approved task on the base branch, gated on the result before the base moves.
 
     Fast-forward when the base has not moved, else rebase (or --merge) and run the required
-    gates on the combined result. Exit 0 when landed, 3 on a conflict or a failing gate, 1 when refused (a dirty checkout).
+    gates on the combined result. Exit 0 when landed, 3 on a conflict or a failing gate, 1
+    when refused (a dirty checkout).
     """
     from semspec.client.land_client import land, land_input
     from semspec.core.owner_key import load_owner_key
@@ -134,3 +135,79 @@ def export_patches(repo: Path, task_id: str, base_branch: str, out: Path) -> lis
     if done.returncode != 0:
         raise GitError(f"git format-patch failed: {done.stderr.strip()}", repo=str(repo))
     return [Path(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def register_plan(plan_app: typer.Typer) -> None:
+    """Add ``land`` to ``semspec plan``."""
+    plan_app.command("land")(plan_land_cmd)
+
+
+def plan_land_cmd(
+    ctx: typer.Context,
+    plan_id: str = typer.Argument(..., help="Plan id."),
+    merge: bool = typer.Option(False, "--merge", help="Land with merge commits."),
+    push: str = typer.Option("", "--push", metavar="REMOTE", help="Push the base branch after."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Land a plan's approved tasks, each after the tasks it depends on.
+
+    Stops at the first task that does not land (exit codes as for ``task land``); tasks not
+    approved are skipped with their state.
+    """
+    from semspec.client.land_client import land, land_input
+    from semspec.client.plan_client import plan_status
+    from semspec.core.owner_key import load_owner_key
+    from semspec.workflow.land.landing import ALREADY_LANDED, LANDED, REFUSED
+
+    cli = cli_context(ctx)
+    owner = load_owner_key(cli.config, cli.repo)
+
+    async def body(client: Client, endpoints: Endpoints) -> int:
+        status = await plan_status(client, plan_id)
+        rows: list[dict[str, Any]] = []
+        code = 0
+        for task in dependency_order(status.tasks):
+            if task.state != "approved":
+                rows.append({"task_id": task.task_id, "outcome": "skipped", "state": task.state})
+                continue
+            inp = await land_input(
+                client,
+                cli.config,
+                cli.repo,
+                task.task_id,
+                strategy="merge" if merge else "rebase",
+                push_remote=push,
+            )
+            result = await land(client, endpoints.task_queue, inp, owner)
+            rows.append({"task_id": task.task_id, **jsonable(result)})
+            if not as_json:
+                _tell(cli.console, task.task_id, inp.base_branch, result)
+            if result.outcome not in (LANDED, ALREADY_LANDED):
+                code = EXIT_REFUSED if result.outcome == REFUSED else EXIT_LAND_FAILED
+                break
+        if as_json:
+            print_json(cli.console, {"plan_id": plan_id, "tasks": rows})
+        else:
+            for row in rows:
+                if row["outcome"] == "skipped":
+                    cli.console.print(f"skipped {row['task_id']}: {row['state']}", markup=False)
+        return code
+
+    raise typer.Exit(run_with_client(cli, body))
+
+
+def dependency_order(tasks: list[Any]) -> list[Any]:
+    """The plan's tasks, each after those it depends on, otherwise in the plan's order."""
+    ordered: list[Any] = []
+    placed: set[str] = set()
+    known = {task.task_id for task in tasks}
+    pending = list(tasks)
+    while pending:
+        ready = [t for t in pending if all(d in placed or d not in known for d in t.depends_on)]
+        if not ready:  # a cycle cannot pass plan validation; keep the rest in order anyway
+            ready = pending[:1]
+        for task in ready:
+            ordered.append(task)
+            placed.add(task.task_id)
+        pending = [t for t in pending if t.task_id not in placed]
+    return ordered
