@@ -55,6 +55,11 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.loop.child_start import signed_child
     from semspec.workflow.task.messages import PLAN_START, TaskResult
     from semspec.workflow.task.owner_check import check_start
+
+    # Modules whose dataclasses the plan decodes (its input's tasks, its children's results)
+    # are imported by their full names, so the sandbox holds them and resolves their hints.
+    from semspec.workflow.task.step_messages import ReviewStep as _ReviewStep  # noqa: F401
+    from semspec.workflow.task.task_spec import TaskSpec as _TaskSpec  # noqa: F401
     from semspec.workflow.task.usage import USAGE_MEMO
     from semspec.workflow.task.workflows import TaskWorkflow
 

@@ -43,7 +43,7 @@ from dataclasses import asdict, replace
 from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     # Raised from cryptography's Rust code, which imports it by name when a signature does not
@@ -52,8 +52,8 @@ with workflow.unsafe.imports_passed_through():
 
     # Our modules by name, not ``from package import module``: that form loads the module a second
     # time inside the sandbox, and its classes would differ from those the steps return.
-    # Protocol and gate types are imported (not only transitively) so the sandbox can resolve
-    # their type hints when it decodes activity results.
+    # Protocol, gate, spec and step types are imported (not only transitively) so the sandbox
+    # can resolve their type hints when it decodes the input and activity results.
     from semspec.agents import protocol as _agent_protocol  # noqa: F401
     from semspec.core.owner_key import verify
     from semspec.core.reasons import FallbackReason
@@ -97,19 +97,18 @@ with workflow.unsafe.imports_passed_through():
         Interrupted,
         PassEnd,
     )
+    from semspec.workflow.task.loop.owner import check_owner
     from semspec.workflow.task.loop.risk_signals import RiskSignals, SignalKind
     from semspec.workflow.task.loop.state import TaskState
     from semspec.workflow.task.loop.steps import Steps, findings_text, usage_memo
     from semspec.workflow.task.loop.subtasks import run_subtasks
     from semspec.workflow.task.messages import (
-        TASK_START,
         BudgetInput,
         BudgetOutcome,
         CheckpointInput,
         DeveloperStep,
         EscalationSource,
         GatesStep,
-        OwnerCheckInput,
         Resolution,
         ResolutionAck,
         ReviewStep,
@@ -118,9 +117,9 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
         Workspace,
         WorkspaceInput,
-        start_fields,
     )
-    from semspec.workflow.task.owner_check import FOREIGN_OWNER, OwnerCheck, check_start
+    from semspec.workflow.task.step_messages import ReviewStep as _ReviewStep  # noqa: F401
+    from semspec.workflow.task.task_spec import TaskSpec as _TaskSpec  # noqa: F401
     from semspec.workflow.task.usage import UsageTotals  # noqa: F401  (type hints, as above)
 
 
@@ -163,7 +162,7 @@ class TaskWorkflow:
     @workflow.run
     async def run(self, inp: TaskInput) -> TaskResult:
         self._listing.start()  # lists read the task from its memo (issue 31)
-        await self._check_owner(inp)
+        await check_owner(inp, self._activities)
         self._outbox.start()  # what the last run left queued goes out first
         try:
             if inp.check_budget and inp.continuation is None:
@@ -187,25 +186,6 @@ class TaskWorkflow:
             end = Finished("failed", message_of(err))
             self._state.log("finished", f"failed: {end.reason}")
         return await finish(inp, self._state, self._activities, self._outbox, end)
-
-    async def _check_owner(self, inp: TaskInput) -> None:
-        """Fail at once unless the stack's owner started this run (ADR 0004, issue 25).
-
-        Every run carries the owner's start signature: the CLI signs what it starts, the
-        worker signs the subtasks, plan tasks and continued runs our workflows start. The
-        worker then checks the signature against the one key it serves.
-        """
-        check_start(inp, TASK_START, f"task {inp.spec.task_id}", "semspec task submit")
-        start = start_fields(workflow.info().workflow_id, inp)
-        check = OwnerCheckInput(
-            inp.spec.task_id, inp.owner_key, TASK_START, start, inp.start_signature
-        )
-        try:
-            await self._activities.start(OwnerCheck.check_owner, check)
-        except ActivityError as err:
-            if was_cancelled(err):
-                raise asyncio.CancelledError() from err
-            raise ApplicationError(message_of(err), type=FOREIGN_OWNER, non_retryable=True) from err
 
     async def _check_budget(self) -> BudgetOutcome:
         state = self._state
