@@ -155,8 +155,10 @@ def test_the_knowledge_page_shows_a_conventions_scope_and_its_approvals(
     row = html.split('data-convention="typed-errors"', 1)[1].split("</tr>", 1)[0]
     assert "<code>src/api/**/*.py</code>" in row
     assert "<td>2</td>" in row  # the two tracked files under src/api
+    # When it was recorded: an age, with the exact time on hover (issue 30 item 6).
     assert (
         '<li data-approval="task t1 reviewed by r">task t1 reviewed by r '
-        "(2026-01-01T00:00:00+00:00): <code>src/api/users.py</code></li>"
+        '(<time datetime="2026-01-01T00:00:00+00:00" title="2026-01-01 00:00:00 UTC" data-ago>'
     ) in row
+    assert "</time>): <code>src/api/users.py</code></li>" in row
     assert '<li data-approval="task t2 reviewed by r">' in row
