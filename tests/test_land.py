@@ -257,3 +257,20 @@ async def test_three_tasks_on_one_file_land_in_order_each_gated_on_top_of_the_pr
     final = (project / FORMAT_PY).read_text()
     assert all(marker in final for marker in ("docstring", "brackets", "format_without_hash"))
     assert git(project, "status", "--porcelain") == ""
+
+
+def test_push_sends_the_landed_base_to_the_remote_and_an_unknown_remote_is_named(
+    project: Path, tmp_path: Path
+) -> None:
+    from semspec.workflow.land.activities import push
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(project, "remote", "add", "origin", str(remote))
+    tip = task_with(project, tmp_path, "ps", {FORMAT_PY: with_new_function()})
+    assert move_base(project, "main", tip, git(project, "rev-parse", "main")).moved
+    push(project, "origin", "main")
+    assert git(remote, "rev-parse", "main") == tip
+    with pytest.raises(GitError) as caught:
+        push(project, "upstream", "main")
+    assert "origin" in (caught.value.hint or "")
