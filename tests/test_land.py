@@ -274,3 +274,27 @@ def test_push_sends_the_landed_base_to_the_remote_and_an_unknown_remote_is_named
     with pytest.raises(GitError) as caught:
         push(project, "upstream", "main")
     assert "origin" in (caught.value.hint or "")
+
+
+KNOWN_BROKEN = (
+    "import mdurl\n\n\n"
+    "def test_parse_keeps_the_host():\n"
+    "    assert mdurl.parse('https://a.example/b').hostname == 'a.example'\n\n\n"
+    "def test_known_broken():\n"
+    "    assert mdurl.parse('https://a.example/b').hostname == 'b.example'\n"
+)
+
+
+async def test_a_test_already_failing_on_the_base_does_not_stop_the_land(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "mdurl"
+    make_repo(repo, {**package_sources(), "tests/test_parse.py": KNOWN_BROKEN})
+    task_with(repo, tmp_path, "bl", {FORMAT_PY: with_new_function()})
+    user_commit(repo, ENCODE_PY, original(ENCODE_PY) + "\n# tuned\n")
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    gate = GateSpec(name="tests", command=command, format="pytest")
+    req = request(repo, tmp_path, "bl")
+    req.run_dir = str(tmp_path / "run")
+    result = await land_task(req, [gate])
+    assert (result.outcome, result.method) == (LANDED, "rebase"), result.gate_feedback

@@ -48,6 +48,7 @@ async def land(inp: LandInput) -> LandResult:
         scratch_root=str(run_dir / "land"),
         log_dir=str(run_dir / "logs" / inp.task_id / "land"),
         max_output_bytes=inp.max_output_bytes,
+        run_dir=inp.run_dir,
     )
     lock = await asyncio.to_thread(_queue_file, repo, inp.base_branch)
     with _held(lock) as fd:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semspec.core.errors import GitError
+from semspec.workflow.gates.baseline import GateSetup, base_of, judge_against_base
 from semspec.workflow.gates.runner import GateFencing, Heartbeat, run_gates
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.git.land import (
@@ -44,6 +45,8 @@ class LandRequest:
     """Where the gates' logs go."""
     max_output_bytes: int = 64_000
     max_attempts: int = 3
+    run_dir: str = ""
+    """The stack's run folder: where the base's gate results are cached (``gates/baseline``)."""
 
 
 @dataclass
@@ -140,6 +143,10 @@ async def _gate(
         report = await run_gates(
             required, worktree, log_dir, request.max_output_bytes, heartbeat, fencing
         )
+        # As for the task's own gates: failures already on the base do not count against it.
+        setup = GateSetup(log_dir, request.max_output_bytes, heartbeat, fencing)
+        base = base_of(plan.base_commit, request.run_dir)
+        report = await judge_against_base(report, required, worktree, base, setup)
     finally:
         await asyncio.to_thread(close_scratch, repo, request.task_id, scratch_root)
     if report.passed:
