@@ -6,6 +6,7 @@ moves the base branch as a user would, lands, and checks the result with the git
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -298,3 +299,24 @@ async def test_a_test_already_failing_on_the_base_does_not_stop_the_land(
     req.run_dir = str(tmp_path / "run")
     result = await land_task(req, [gate])
     assert (result.outcome, result.method) == (LANDED, "rebase"), result.gate_feedback
+
+
+async def test_two_lands_at_once_both_land_the_later_one_replanned_on_the_new_base(
+    project: Path, tmp_path: Path
+) -> None:
+    # No queue here: the compare-and-swap alone makes the slower land plan and gate again.
+    text = original(FORMAT_PY)
+    task_with(project, tmp_path, "x1", {FORMAT_PY: '"""Top."""\n' + text})
+    task_with(project, tmp_path, "x2", {FORMAT_PY: with_new_function()})
+    user_commit(project, ENCODE_PY, original(ENCODE_PY) + "\n# tuned\n")
+    gate = GateSpec(name="slow", command=f'{sys.executable} -c "import time; time.sleep(1)"')
+    first, second = await asyncio.gather(
+        land_task(request(project, tmp_path, "x1"), [gate]),
+        land_task(request(project, tmp_path, "x2"), [gate]),
+    )
+    assert (first.outcome, second.outcome) == (LANDED, LANDED)
+    tips = {first.commit, second.commit}
+    head = git(project, "rev-parse", "main")
+    assert head in tips and git(project, "rev-parse", f"{head}^") in tips
+    final = (project / FORMAT_PY).read_text()
+    assert "Top." in final and "format_without_hash" in final
