@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import tempfile
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from resource import RUSAGE_CHILDREN
 
 from semspec.workflow.gates import GateSpec, run_gate
 
@@ -54,20 +56,31 @@ async def bounded(command: str, cwd: Path) -> int:
     return len(result.output)
 
 
-async def measure(run: Callable[[], Awaitable[int]]) -> tuple[float, int]:
-    """Best wall time over ROUNDS (seconds) and peak traced memory (bytes) of one run."""
+def cpu_seconds() -> float:
+    """CPU time of this process and of the children it has waited for (the gate's processes,
+    the launcher included), user and system."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+async def measure(run: Callable[[], Awaitable[int]]) -> tuple[float, float, int]:
+    """Best wall time over ROUNDS (seconds), mean CPU time of a run (seconds: on a loaded
+    machine wall time follows CPU time, which the load does not change) and peak traced memory
+    (bytes) of one run."""
     best = float("inf")
+    cpu_start = cpu_seconds()
     for _ in range(ROUNDS):
         start = time.perf_counter()
         await run()
         best = min(best, time.perf_counter() - start)
+    cpu = (cpu_seconds() - cpu_start) / ROUNDS
     tracemalloc.start()
     try:
         await run()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return best, peak
+    return best, cpu, peak
 
 
 async def main() -> dict[str, object]:
@@ -76,19 +89,23 @@ async def main() -> dict[str, object]:
         cwd = Path(tmp)
         runs = [(f"{size}mb", flood(size)) for size in SIZES_MB]
         for name, command in [*runs, (f"{LINES_MB}mb_lines", flood_lines(LINES_MB))]:
-            base_s, base_peak = await measure(partial(baseline, command, cwd))
-            ours_s, ours_peak = await measure(partial(bounded, command, cwd))
+            base_s, base_cpu, base_peak = await measure(partial(baseline, command, cwd))
+            ours_s, ours_cpu, ours_peak = await measure(partial(bounded, command, cwd))
             time_ratio = ours_s / base_s
             memory_ratio = ours_peak / base_peak
             print(
                 f"{name:>10}  baseline {base_s * 1000:7.1f} ms {base_peak / 2**20:7.2f} MiB | "
                 f"bounded {ours_s * 1000:7.1f} ms {ours_peak / 2**20:6.2f} MiB | "
-                f"time x{time_ratio:.2f}  memory x{memory_ratio:.4f}"
+                f"time x{time_ratio:.2f}  cpu x{ours_cpu / base_cpu:.2f}  "
+                f"memory x{memory_ratio:.4f}"
             )
             figures[name] = {
                 "baseline_ms": round(base_s * 1000, 1),
                 "bounded_ms": round(ours_s * 1000, 1),
                 "time_ratio": round(time_ratio, 3),
+                "baseline_cpu_ms": round(base_cpu * 1000, 1),
+                "bounded_cpu_ms": round(ours_cpu * 1000, 1),
+                "cpu_ratio": round(ours_cpu / base_cpu, 3),
                 "baseline_peak_bytes": base_peak,
                 "bounded_peak_bytes": ours_peak,
                 "memory_ratio": round(memory_ratio, 5),
