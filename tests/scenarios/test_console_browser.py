@@ -309,6 +309,38 @@ async def test_a_browser_without_the_secret_gets_no_data(
         await stranger.close()
 
 
+async def test_the_live_row_shows_retries_used_of_allowed_as_the_served_row_does(
+    escalated: Escalated,
+) -> None:
+    # The row came from the live feed (the board was loaded before the task started).
+    row = escalated.board.locator(f'tr[data-task-id="{escalated.task_id}"]')
+    await expect(row.locator('[data-field="retries"]')).to_have_text("0/0")
+
+
+async def test_the_inbox_wraps_the_gate_output_instead_of_scrolling_sideways(
+    escalated: Escalated, owner: BrowserContext, console: Console, tmp_path: Path
+) -> None:
+    async with opened(owner, console.origin + "/inbox") as inbox:
+        await inbox.set_viewport_size({"width": 640, "height": 900})
+        output = inbox.locator(
+            f'article[data-escalation-id="{escalated.escalation_id}"] pre.gate-output'
+        ).first
+        await expect(output).to_contain_text(FAILING_TEST)
+        widths = await output.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert widths[0] <= widths[1], f"the gate output scrolls sideways: {widths}"
+        page_widths = await inbox.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert page_widths[0] <= page_widths[1], f"the page scrolls sideways: {page_widths}"
+        await output.scroll_into_view_if_needed()
+        await screenshot(inbox, tmp_path, "inbox-narrow")
+        # Not vacuous: the same output kept on its lines would be wider than its box.
+        unwrapped = await output.evaluate(
+            "e => { e.style.whiteSpace = 'pre'; return [e.scrollWidth, e.clientWidth]; }"
+        )
+        assert unwrapped[0] > unwrapped[1], unwrapped
+
+
 async def test_the_inbox_answer_resumes_the_task_and_the_open_board_shows_it_approved(
     escalated: Escalated, owner: BrowserContext, console: Console, tmp_path: Path
 ) -> None:
@@ -643,6 +675,37 @@ async def test_the_task_page_styles_the_flag_and_folds_each_file_of_the_diff(
         await expect(files.first).not_to_have_attribute("open", "")
         await expect(files.first.locator("pre")).to_be_hidden()
         await screenshot(page, tmp_path, "task-diff-folded")
+
+
+async def test_the_task_page_folds_each_iterations_diff_and_times_each_entry(
+    approved: dict[str, object],
+    escalated: Escalated,
+    owner: BrowserContext,
+    console: Console,
+    tmp_path: Path,
+) -> None:
+    async with opened(owner, f"{console.origin}/tasks/{escalated.task_id}") as page:
+        first = page.locator('details.iteration-diff[data-iteration="1"]')
+        second = page.locator('details.iteration-diff[data-iteration="2"]')
+        await expect(first.locator(":scope > summary")).to_contain_text("against the base commit")
+        await expect(second.locator(":scope > summary")).to_contain_text("against iteration 1")
+        await expect(second).not_to_have_attribute("open", "")  # folded until asked for
+        await expect(second.locator("details.diff-file")).to_be_hidden()
+        await screenshot(page, tmp_path, "task-iterations-folded")
+        await second.locator(":scope > summary").click()
+        files = second.locator("details.diff-file")
+        # The retry changed format.py again: only that, against what iteration 1 left.
+        await expect(files).to_have_count(1)
+        await expect(files.first).to_have_attribute("data-path", FORMAT_PY)
+        await expect(files.first.locator("pre span.add").first).to_be_visible()
+        await second.scroll_into_view_if_needed()
+        await screenshot(page, tmp_path, "task-iteration-2-diff")
+        # Every entry of the timeline says when it was written, as an age with the time on hover.
+        entries_shown = page.locator("#timeline li[data-kind]")
+        times = page.locator("#timeline li[data-kind] > time")
+        await expect(times).to_have_count(await entries_shown.count())
+        assert TIME_TITLE.match(await times.first.get_attribute("title") or "")
+        assert AGO.match(await times.first.inner_text())
 
 
 async def test_the_monitor_shows_signal_times_as_ages_with_the_exact_time_on_hover(
