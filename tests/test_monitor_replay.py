@@ -72,9 +72,9 @@ def test_a_looping_run_stops_at_the_threshold_and_saves_most_of_its_tokens(
     ]
     # Two exploring calls, then the third failing pytest: model and tool step each.
     assert run["stopped_at"] == 10
-    assert [(f["rule"], f["level"], f["step"]) for f in run["firings"]][:2] == [
+    # One recorded run is one turn: its steps after the pause never climb to halt (issue 24).
+    assert [(f["rule"], f["level"], f["step"]) for f in run["firings"]] == [
         ("repeated_failure", "pause", 10),
-        ("repeated_failure", "halt", 16),
     ]
     assert run["tokens_saved"] / run["tokens"] > 0.9
     assert run["usd_saved"] > 0 and run["dollars_from"] == "registry"

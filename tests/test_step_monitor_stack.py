@@ -176,15 +176,29 @@ async def test_polling_with_changing_output_and_waits_never_signals(
     assert await signals(nc) == []
 
 
-async def test_replaying_the_stream_the_monitor_read_fires_what_it_signalled(
+async def test_a_paused_turns_late_steps_stay_a_pause_and_the_fresh_run_that_loops_halts(
     nc: NATS, nats_url: str, tmp_path: Path
 ) -> None:
-    async with developer_turn(nc, nats_url) as agent:
-        await agent.call("pytest", "1 failed", error=True)
-        for _ in range(8):  # a pause at the fourth, a halt at the eighth
-            await agent.call("ls", "a.py")
-        for _ in range(3):
-            await silent(agent)
+    publisher = EventPublisher(nats_url)
+    try:
+        async with Running(nc) as monitor:
+            async with TurnObserver(publisher, CTX, "developer", TURN) as seen:
+                agent = Agent(seen, monitor)
+                await agent.call("pytest", "1 failed", error=True)
+                # A pause at the fourth; the agent goes on while it travels (issue 24).
+                for _ in range(8):
+                    await agent.call("ls", "a.py")
+                for _ in range(3):
+                    await silent(agent)
+                await agent.evaluated()
+            # The fresh run the pause continues in: the same iteration, steps from 1 again.
+            async with TurnObserver(publisher, CTX, "developer", "act-2") as seen:
+                fresh = Agent(seen, monitor, ids=agent.ids)
+                for _ in range(4):
+                    await fresh.call("ls", "a.py")
+                await fresh.evaluated()
+    finally:
+        await publisher.close()
     recorded = tmp_path / "stream.jsonl"
     recorded.write_bytes(b"".join(raw + b"\n" for raw in await stored(nc, MONITOR_STREAM)))
     (report,), errors = replay_files([recorded], RiskConfig(), lambda model: None)
@@ -194,8 +208,7 @@ async def test_replaying_the_stream_the_monitor_read_fires_what_it_signalled(
     live = [(s.reason, s.level, getattr(s.evidence, "event_id", "")) for s in found]
     replayed = [(f.rule, f.level, f.event_id) for f in report.firings]
     assert replayed == live
-    assert [(rule, level) for rule, level, _ in live] == [
-        ("repeated_action", "pause"),
-        ("repeated_action", "halt"),
-        ("no_tool_call", "pause"),
+    assert live == [
+        ("repeated_action", "pause", step_event_id(CTX, "developer", TURN, 10)),
+        ("repeated_action", "halt", step_event_id(CTX, "developer", "act-2", 8)),
     ]

@@ -26,6 +26,7 @@ class Turns:
         self.risk = risk
         self.number = 0
         self.iteration = 1
+        self.run = ""
 
     def feed(self, ev: MonitorEvent) -> Step:
         states = {"t1": self.state} if self.state else {}
@@ -50,7 +51,7 @@ class Turns:
             monitor_event(
                 "step",
                 fields,
-                event_id=f"step-{self.iteration}-{self.number}",
+                event_id=f"step-{self.iteration}-{self.number}{self.run}",
                 task_id="t1",
                 run_id="run",
                 iteration=self.iteration,
@@ -65,6 +66,11 @@ class Turns:
     def new_turn(self) -> None:
         self.iteration += 1
         self.number = 0
+
+    def fresh_run(self) -> None:
+        """The run a pause continues in: the same iteration, its steps numbered from 1 again."""
+        self.number = 0
+        self.run += "'"
 
 
 def fired(step: Step) -> list[tuple[str, str]]:
@@ -192,17 +198,66 @@ def test_the_same_calls_in_separate_turns_are_not_a_pattern() -> None:
             assert fired(turns.call(name, "same text")) == []
 
 
-def test_a_loop_going_on_after_the_pause_halts_after_a_whole_new_run() -> None:
+def test_the_paused_turns_late_repeats_never_climb_past_the_pause() -> None:
     turns = Turns()
-    levels = [fired(turns.call("pytest", "E boom", error=True)) for _ in range(6)]
+    # A fast agent takes many steps while the pause reaches it (issue 24): they stay a pause.
+    levels = [fired(turns.call("pytest", "E boom", error=True)) for _ in range(12)]
+    assert levels == [[], [], [("repeated_failure", "pause")], *[[]] * 9]
+    for _ in range(3):
+        assert fired(turns.step("model", action="")) == []  # silence after the pause too
+    assert turns.state is not None and turns.state.levels == {"repeated_failure": "pause"}
+
+
+def test_a_fresh_run_after_the_pause_that_loops_again_halts_after_a_whole_new_run() -> None:
+    turns = Turns()
+    for _ in range(5):
+        turns.call("pytest", "E boom", error=True)
+    turns.fresh_run()
+    levels = [fired(turns.call("pytest", "E boom", error=True)) for _ in range(3)]
+    assert levels == [[], [], [("repeated_failure", "halt")]]
+
+
+def test_a_new_iteration_that_loops_again_halts_and_its_late_steps_climb_on() -> None:
+    turns = Turns()
+    for _ in range(4):
+        turns.call("ls", "a.py")
+    turns.new_turn()
+    levels = [fired(turns.call("ls", "a.py")) for _ in range(8)]
+    # Only a pause holds its turn back: past a halt the same turn still climbs.
     assert levels == [
         [],
         [],
-        [("repeated_failure", "pause")],
+        [],
+        [("repeated_action", "halt")],
         [],
         [],
-        [("repeated_failure", "halt")],
+        [],
+        [("repeated_action", "escalate")],
     ]
+
+
+def test_a_humans_answer_during_the_paused_turn_lets_its_steps_count_again() -> None:
+    turns = Turns()
+    for _ in range(4):
+        turns.call("ls", "a.py")
+    turns.feed(loop_event("escalation", resolved=True))
+    levels = [fired(turns.call("ls", "a.py")) for _ in range(4)]
+    assert levels == [[], [], [], [("repeated_action", "pause")]]
+
+
+def test_a_conflict_still_halts_a_paused_task_at_once() -> None:
+    turns = Turns()
+    for _ in range(4):
+        turns.call("ls", "a.py")
+    assert turns.state is not None
+    other = apply_event(loop_event("files", "t2", files=["a.py"]), {}, FileIndex(), RISK)
+    step = apply_event(
+        loop_event("files", "t1", files=["a.py"]),
+        {"t1": turns.state, **other.states},
+        other.index,
+        RISK,
+    )
+    assert sorted(fired(step)) == [("conflicting_changes", "halt")] * 2
 
 
 def test_the_evidence_names_each_step_and_the_repeated_tool() -> None:

@@ -307,6 +307,8 @@ def _fire(
         at=at,
     )
     emission = Emission(signal, workflow_action(level, reason), is_published(level))
+    if emission.action == "pause":
+        state.step_paused = True  # the rest of this turn's steps are observed only (step_rules)
     if emission.published:
         pending = PendingSignal(_signal_body(signal), emission.action)
         state.outbox = [*state.outbox, pending]

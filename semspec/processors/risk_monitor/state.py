@@ -68,6 +68,9 @@ class TaskState:
     or numbered at or below the last one, starts the window afresh."""
     step_last: int = 0
     """The number of the turn's latest step."""
+    step_paused: bool = False
+    """A pause went out during this turn: its later steps, taken while the stop reaches the
+    agent, are observed only and never climb the ladder (issue 24); a new turn clears it."""
     step_window: list[list[Any]] = field(default_factory=list)
     """The turn's latest tool steps (wait steps left out), oldest first, each as
     ``[event id, step, tool, action hash, observation hash, error]``; at most as many as the

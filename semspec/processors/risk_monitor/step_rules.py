@@ -29,7 +29,9 @@ progress: a wait tool may repeat as long as it likes, and so may a check the age
 step limit and the task's dollar budget, not by these rules (ADR 0006). Only steps of one turn
 (one agent, one iteration) make a pattern: a reviewer that reads the same files in every review
 is not stuck. A rule that fires uses its steps up, so it climbs the ladder again only after a
-whole new run of ``threshold``.
+whole new run of ``threshold``. Once a pause went out, the rest of that turn counts for no rule
+(``TaskState.step_paused``): those are the steps the agent took while the stop reached it, and
+a halt from them would skip the pause (issue 24, docs/risk-monitor.md).
 """
 
 from __future__ import annotations
@@ -71,7 +73,13 @@ def step_triggers(state: TaskState, event: StepEvent, rules: StepRulesConfig) ->
         state.step_turn = turn
         state.step_window = []
         state.silent_steps = []
+        state.step_paused = False
     state.step_last = data.step
+    if state.step_paused:
+        # Steps the agent takes between the pause going out and it stopping (polling, NATS,
+        # the kill: a second or two, several steps for a fast agent) are the paused loop's own
+        # tail: counting them would climb to halt and skip the human's chance (issue 24).
+        return
     named = [_step_id(event.event_id), data.step]
 
     if data.kind == "model":
@@ -103,6 +111,7 @@ def forget_steps(state: TaskState) -> None:
     state.step_window = []
     state.silent_steps = []
     state.window_errors = []
+    state.step_paused = False
 
 
 def window_size(rules: StepRulesConfig) -> int:
