@@ -270,6 +270,7 @@ class TaskActivities:
             events=[*steps, *events.queued],
             usage=result.usage,
             stopped=result.stopped,
+            tree=tree,
         )
 
     @activity.defn(name="task.run_gates")

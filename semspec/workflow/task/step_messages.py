@@ -166,6 +166,9 @@ class DeveloperStep:
     """Steps, tokens and dollars of the turn."""
     stopped: str | None = None
     """Why the agent stopped before its end (``StopReason``), when it was asked to."""
+    tree: str = ""
+    """The worktree after the turn as a git tree id (``iteration_tree``); empty when none was
+    written: the task page diffs each iteration's tree against the one before."""
 
 
 @dataclass(frozen=True)

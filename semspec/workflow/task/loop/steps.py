@@ -181,7 +181,7 @@ class Steps:
                 "files": dev.files_touched,
                 "out_of_scope": dev.out_of_scope,
                 "diff": dev.diff_hash,
-                "tree": turn_tree(dev),
+                "tree": dev.tree,
             },
         )
         # The loop's own note on scope creep; see ``RiskSignals.note_scope`` for why.
@@ -357,14 +357,3 @@ def findings_text(review: ReviewStep) -> str:
         about = f" [criterion: {f.criterion}]" if f.criterion else ""
         lines.append(f"- {f.severity}: {f.message}{where}{about}")
     return "\n".join(lines)
-
-
-def turn_tree(dev: DeveloperStep) -> str:
-    """The git tree of the worktree after the turn, which the step's ``files`` event names
-    (``FilesPayload.tree``): the task page diffs each iteration's tree against the one before.
-    Empty when the turn wrote none (a step of before it did, or one that could not)."""
-    for event in dev.events:
-        tree = event.data.get("tree") if event.kind == "files" else None
-        if isinstance(tree, str):
-            return tree
-    return ""
