@@ -142,29 +142,33 @@ async def follow(console, client: Client, task_id: str, as_json: bool, cli) -> i
     """Print log entries as they appear until the task ends or escalates; the exit code.
 
     The outcome is said once, by the final line: the log's own ``finished`` entry is skipped.
+    A slow or failed status query is noted on stderr and asked again (``task_follow``).
     """
-    import asyncio
-
     from semspec.client.task_client import task_status
+    from semspec.client.task_follow import wait_for_end
     from semspec.client.task_render import render_entry, render_final
 
     shown = 0
-    while True:
-        status = await task_status(client, task_id)
+
+    def show_new(status: TaskStatus) -> None:
+        nonlocal shown
         if console is not None:
             for entry in status.log[shown:]:
                 if entry.kind != "finished":
                     render_entry(console, entry)
         shown = len(status.log)
-        if status.phase in ("done", "escalated") or status.outcome:
-            if as_json:
-                print_json(cli.console, jsonable(status))
-            elif console is not None:
-                render_final(console, status)
-            if status.pending_escalation is not None:
-                return EXIT_ESCALATED
-            return 0 if status.outcome == "approved" else 1
-        await asyncio.sleep(0.3)
+
+    def note(line: str) -> None:
+        cli.err.print(line, markup=False, soft_wrap=True)
+
+    status = await wait_for_end(lambda: task_status(client, task_id), show_new, note)
+    if as_json:
+        print_json(cli.console, jsonable(status))
+    elif console is not None:
+        render_final(console, status)
+    if status.pending_escalation is not None:
+        return EXIT_ESCALATED
+    return 0 if status.outcome == "approved" else 1
 
 
 def _show_status(

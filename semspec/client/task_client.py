@@ -54,6 +54,13 @@ CLOSED_QUERY_TIMEOUT_S = 5.0
 """A closed workflow answers a query by replay on a worker; without one it never answers."""
 
 
+class StatusQueryTimeout(SemspecError):
+    """A running task's status query got no answer in time: a busy or restarting worker, or
+    none at all. Asking again later can succeed (``task submit --wait`` does)."""
+
+    retryable = True
+
+
 @dataclass
 class TaskSummary:
     """One row of ``semspec task list``."""
@@ -174,7 +181,7 @@ async def task_status(
         try:
             return await _query(handle, timeout_s)
         except TimeoutError:
-            raise SemspecError(
+            raise StatusQueryTimeout(
                 f"task {task_id} did not answer within {timeout_s:.0f}s",
                 hint="is a worker running? start one with `semspec up` or `semspec worker`",
             ) from None
