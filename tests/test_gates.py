@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 
 from semspec.core.errors import GateError
 from semspec.workflow.gates import GateSpec, run_gate, run_gates
+from semspec.workflow.gates.output_pipe import PIPE_BYTES
 
 MAX_OUTPUT = 4_096
 
@@ -199,3 +202,20 @@ async def test_cancelled_gate_takes_its_process_group_down_with_it(
     with pytest.raises(asyncio.CancelledError):
         await running
     assert await eventually_gone(int(pid_file.read_text()))
+
+
+async def test_gate_writes_into_a_pipe_wide_enough_to_run_ahead_of_the_capture(
+    worktree: Path, log_dir: Path
+) -> None:
+    probe = f"{sys.executable} -c 'import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ))'"
+    result = await run_gate(gate("probe", probe), worktree, log_dir, MAX_OUTPUT)
+    assert result.passed, result.output
+    assert int(result.output) == PIPE_BYTES  # the kernel's default is 64 KiB
+
+
+async def test_gates_leave_no_descriptor_open_in_the_worker(worktree: Path, log_dir: Path) -> None:
+    await run_gate(gate("warm", "true"), worktree, log_dir, MAX_OUTPUT)
+    before = sorted(os.listdir("/proc/self/fd"))
+    for command in ("echo out", "echo err >&2; exit 3", "head -c 3000000 /dev/zero"):
+        await run_gate(gate("g", command), worktree, log_dir, MAX_OUTPUT)
+    assert sorted(os.listdir("/proc/self/fd")) == before
