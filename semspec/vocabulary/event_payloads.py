@@ -112,9 +112,6 @@ class FilesPayload(Payload):
     escaping_symlinks: list[str] = []
     """Touched paths that are symlinks whose target lies outside the worktree (the risk
     monitor's ``protected_path`` rule flags them)."""
-    tree: str = ""
-    """The worktree's state after the turn, as the id of a git tree in the repository (empty
-    when it could not be written): the task page diffs each iteration's against the one before."""
 
 
 class EscalationRaised(Payload):

@@ -250,7 +250,6 @@ class TaskActivities:
             repo=changes.identity,
             out_of_scope=outside,
             escaping_symlinks=changes.escaping_symlinks,
-            tree=tree,
         )
         await self._emit(events, inp.events, "files", lambda: files)
         # The summary goes into the history and an escalation's question: no secret of the
