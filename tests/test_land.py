@@ -139,6 +139,10 @@ async def test_a_rebase_conflict_names_the_file_and_moves_nothing(
     result = await land_task(request(project, tmp_path, "cf"), [check_gate()])
     assert (result.outcome, result.conflicts) == (CONFLICT, [FORMAT_PY])
     assert FORMAT_PY in result.message
+    # No escalation is opened (docs/landing.md): the hint says how to resolve it by hand.
+    assert "retry" not in result.hint
+    assert "rebase semspec/task/cf on main" in result.hint
+    assert "semspec task land cf" in result.hint
     assert git(project, "rev-parse", "main") == moved
     assert git(project, "status", "--porcelain") == ""
     assert len(worktree_paths(project)) == 2

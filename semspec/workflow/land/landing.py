@@ -119,7 +119,13 @@ def _conflict(plan: LandPlan) -> LandResult:
         base_before=plan.base_commit,
         conflicts=plan.conflicts,
         message=f"{plan.method} of {plan.task_id} on {plan.base_branch} conflicts in {files}",
-        hint="answer `retry` to redo the task on the new base with the conflict as guidance",
+        # No escalation is opened for a conflict yet (docs/landing.md, "Not yet"): a person
+        # resolves it on the task branch, or asks for the change again on the new base.
+        hint=(
+            f"resolve it by hand: rebase semspec/task/{plan.task_id} on {plan.base_branch}, fix "
+            f"{files}, then run `semspec task land {plan.task_id}` again; or submit a follow-up "
+            f"task that makes the change on the current {plan.base_branch}"
+        ),
     )
 
 
