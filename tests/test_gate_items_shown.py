@@ -13,6 +13,7 @@ from rich.console import Console
 from semspec.client.task_render import render_status
 from semspec.console.state import template_environment
 from semspec.console.task_diff import TaskDiff
+from semspec.console.task_page import GATE_TAIL_LINES
 from semspec.console.task_timeline import timeline
 from semspec.workflow.gates.findings import MAX_ITEMS
 from semspec.workflow.gates.types import GateItem, GateReport, GateResult
@@ -94,6 +95,7 @@ def task_page(*gates: GateResult) -> str:
         "diff": TaskDiff("", "", [], 0, 0, False, "no change"),
         "cost": "$0",
         "budget": "",
+        "gate_tail_lines": GATE_TAIL_LINES,
     }
     return template_environment().get_template("task.html").render(context)
 
@@ -117,6 +119,8 @@ def test_console_folds_a_passed_gate_output_when_its_findings_were_set_aside() -
     assert html.index('<details class="gate-raw">') < html.index("Undefined name")
 
 
-def test_console_shows_a_gate_without_findings_as_before() -> None:
+def test_console_shows_a_gate_without_findings_by_its_last_lines_with_the_rest_folded() -> None:
     html = gates_section(task_page(gate("build", [])))
-    assert "gate-raw" not in html and '<pre class="gate-output">' in html
+    assert f"The last {GATE_TAIL_LINES} of 119 lines" in html
+    assert '<pre class="gate-output gate-tail">' in html
+    assert "whole output (119 lines)" in html and "x119" in html.split("gate-tail", 1)[1]

@@ -17,7 +17,6 @@ from semspec.cli.context import cli_context
 from semspec.cli.output import print_json
 from semspec.cli.runtime import jsonable, run_with_client
 from semspec.core.errors import GitError, InputError
-from semspec.core.sandbox import child_env
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -100,11 +99,17 @@ def export_cmd(
     out: Path = typer.Option(Path("patches"), "-o", "--output", help="Folder for the patches."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Write the task's commits since the base branch as patches (``git format-patch``)."""
+    """Write the task's commits since the base branch as patch files (git format-patch)."""
     cli = cli_context(ctx)
-    files = export_patches(cli.repo, task_id, cli.config.project.base_branch, out)
+    base = cli.config.project.base_branch
+    files = export_patches(cli.repo, task_id, base, out)
+    # Already landed, or approved with no change: say so rather than print nothing.
+    empty = f"no commits on semspec/task/{task_id} since {base}: nothing to export"
     if as_json:
-        print_json(cli.console, {"task_id": task_id, "patches": [str(f) for f in files]})
+        found: dict[str, Any] = {"task_id": task_id, "patches": [str(f) for f in files]}
+        print_json(cli.console, found if files else found | {"reason": empty})
+    elif not files:
+        cli.console.print(empty, markup=False, soft_wrap=True)
     else:
         for path in files:
             cli.console.print(str(path), markup=False)
@@ -127,14 +132,28 @@ def export_patches(repo: Path, task_id: str, base_branch: str, out: Path) -> lis
             )
     if not pygit2.reference_is_valid_name(f"refs/heads/{base_branch}"):
         raise InputError(f"{base_branch!r} is not a branch name")
+    if not _commits_since(found, base_branch, branch):
+        return []  # nothing to write: no empty folder either
     out = out.absolute()
     out.mkdir(parents=True, exist_ok=True)
     argv = ["git", "-C", str(repo), "format-patch", "--output-directory", str(out)]
     argv.append(f"refs/heads/{base_branch}..refs/heads/{branch}")
+    from semspec.core.sandbox import child_env  # the config models load only for an export
+
     done = subprocess.run(argv, capture_output=True, text=True, env=child_env(), check=False)
     if done.returncode != 0:
         raise GitError(f"git format-patch failed: {done.stderr.strip()}", repo=str(repo))
     return [Path(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def _commits_since(repo: Any, base_branch: str, branch: str) -> bool:
+    """Whether ``branch`` has a commit that ``base_branch`` does not (``BASE..BRANCH``)."""
+    import pygit2
+
+    tip = repo.branches.local[branch].target
+    walker = repo.walk(tip, pygit2.enums.SortMode.NONE)
+    walker.hide(repo.branches.local[base_branch].target)
+    return next(iter(walker), None) is not None
 
 
 def register_plan(plan_app: typer.Typer) -> None:

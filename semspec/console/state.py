@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse
 from semspec.console.board_rows import BoardRow
 from semspec.console.human_time import time_tag
 from semspec.console.live import LiveFeed
-from semspec.console.page_status import PageStatusCache
+from semspec.console.page_status import PageStatus, PageStatusCache
 from semspec.core.config.models import SemspecConfig
 from semspec.services.console_session import ConsoleSession
 
@@ -41,6 +41,8 @@ def template_environment() -> jinja2.Environment:
     )
     # ``{{ iso|when }}``: a <time> saying how long ago, the exact time on hover.
     env.filters["when"] = time_tag
+    # A page rendered without a status read (views rendered alone) shows no count and no banner.
+    env.globals["page_status"] = PageStatus()
     return env
 
 
