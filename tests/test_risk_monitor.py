@@ -26,7 +26,7 @@ from semspec.vocabulary.subjects import (
 )
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.messages import EventContext, PublishInput
+from semspec.workflow.task.messages import EventContext, PublishBatch, PublishInput
 from semspec.workflow.task.publisher import EventPublisher
 from tests.support.monitor_events import loop_event
 from tests.support.running_monitor import TEST_RISK as RISK
@@ -251,7 +251,8 @@ async def test_a_humans_answer_sent_by_the_loop_starts_a_new_episode_in_the_moni
         async with Running(nc) as monitor:
             await publish(nc, loop_event("iteration", retries=4))
             await eventually(lambda: monitor.stats.events == 1, "first retry limit")
-            assert (await loop.publish(PublishInput(ctx, "escalation", answer))).published
+            batch = PublishBatch([PublishInput(ctx, "escalation", answer)])
+            assert (await loop.publish_events(batch)).sent == 1
             await eventually(lambda: monitor.stats.events == 2, "the answer")
             await publish(nc, loop_event("iteration", retries=4))
             await eventually(lambda: monitor.stats.events == 3, "the retry limit again")
