@@ -7,6 +7,7 @@ moves the base branch as a user would, lands, and checks the result with the git
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -202,6 +203,27 @@ async def test_landing_twice_is_already_landed(project: Path, tmp_path: Path) ->
     first = await land_task(request(project, tmp_path, "tw"), [])
     again = await land_task(request(project, tmp_path, "tw"), [])
     assert (first.outcome, again.outcome, again.commit) == (LANDED, ALREADY_LANDED, first.commit)
+
+
+async def test_export_of_a_landed_task_says_there_is_nothing_and_writes_no_folder(
+    project: Path, tmp_path: Path
+) -> None:
+    task_with(project, tmp_path, "ex", {FORMAT_PY: with_new_function()})
+    assert (await land_task(request(project, tmp_path, "ex"), [])).outcome == LANDED
+    out = tmp_path / "patches"
+    argv = [sys.executable, "-m", "semspec", "--repo", str(project), "task", "export", "ex"]
+    said = subprocess.run([*argv, "-o", str(out)], capture_output=True, text=True, check=False)
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.strip().lower() == (
+        "no commits on semspec/task/ex since main: nothing to export"
+    )
+    assert not out.exists()
+    as_json = subprocess.run(
+        [*argv, "-o", str(out), "--json"], capture_output=True, text=True, check=True
+    )
+    found = json.loads(as_json.stdout)
+    assert found["patches"] == [] and "no commits" in found["reason"]
+    assert not out.exists()
 
 
 def test_the_base_ref_moves_only_from_the_commit_the_gates_saw(
