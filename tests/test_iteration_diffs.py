@@ -5,6 +5,8 @@ tree against the one before, one collapsible block per iteration with its files 
 from __future__ import annotations
 
 import os
+import secrets
+import string
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -154,3 +156,14 @@ def test_the_task_page_folds_each_iterations_diff_with_its_files_inside(
     assert '<details class="diff-file" data-path="notes.md" open>' in block
     assert "calc.py" not in block
     assert HOSTILE not in html and "&lt;script&gt;" in block
+
+
+def test_a_key_in_an_iterations_change_is_masked(git_repo: Path, tmp_path: Path) -> None:
+    info = ensure_worktree(git_repo, "it", "main", tmp_path / "wt")
+    wt = Path(info.path)
+    token = "ghp_" + "".join(secrets.choice(string.ascii_letters) for _ in range(36))
+    (wt / "settings.py").write_text(f'TOKEN = "{token}"\n')
+    diff = diffs_of(_status(info.base_commit, info.path, [_state(wt, info.base_commit)]), git_repo)
+    shown = "\n".join(line.text for f in diff[1].files for line in f.lines)
+    assert "settings.py" in shown
+    assert token not in shown

@@ -18,16 +18,18 @@ import pygit2
 
 from semspec.console.diff_files import FileDiff, split_patch
 from semspec.core.errors import GitError
+from semspec.core.secret_scan import SecretScan
 from semspec.workflow.git.repository import commit_of, open_repository
 from semspec.workflow.task.messages import TaskStatus
-from semspec.workflow.task.secret_guard import masked
+from semspec.workflow.task.secret_guard import change_scan
 
 TREE_KEY = "tree"
 """The key of a developer log entry's ``data`` that names the worktree's tree after the turn."""
 MAX_ITERATION_CHARS = 20_000
 """The most of one iteration's patch the page shows; the rest is cut, and the page says so."""
-MAX_ITERATIONS_SHOWN = 20
-"""Iterations whose diff the page shows, the newest; older ones say they are not shown."""
+MAX_ITERATIONS_SHOWN = 10
+"""Iterations whose diff the page shows, the newest; older ones say they are not shown. With
+``MAX_ITERATION_CHARS`` it bounds what the page diffs and masks to twice the whole task's."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ def diffs_of(status: TaskStatus, repo_path: Path) -> dict[int, IterationDiff]:
     except GitError as exc:
         return {n: IterationDiff(n, "", problem=exc.message) for n in trees}
     shown = sorted(trees)[-MAX_ITERATIONS_SHOWN:]
+    scan = change_scan(repo_path)  # the repository's secret names, read once for the page
     found: dict[int, IterationDiff] = {}
     for number in sorted(trees):
         before = trees.get(number - 1)
@@ -81,13 +84,13 @@ def diffs_of(status: TaskStatus, repo_path: Path) -> dict[int, IterationDiff]:
             problem = f"not shown: the page shows the newest {MAX_ITERATIONS_SHOWN} iterations"
             found[number] = IterationDiff(number, against, problem=problem)
             continue
-        found[number] = _diff(repo, repo_path, number, against, before, base, trees[number])
+        found[number] = _diff(repo, scan, number, against, before, base, trees[number])
     return found
 
 
 def _diff(
     repo: pygit2.Repository,
-    repo_path: Path,
+    scan: SecretScan,
     number: int,
     against: str,
     before: str | None,
@@ -99,18 +102,24 @@ def _diff(
     if old is None or new is None:
         gone = "its tree is no longer in the repository (git gc prunes it after two weeks)"
         return IterationDiff(number, against, problem=gone)
-    diff = old.diff_to_tree(new)
-    patch = diff.patch or ""
-    shown = masked(repo_path, patch[:MAX_ITERATION_CHARS])
-    stats = diff.stats
-    return IterationDiff(
-        number,
-        against,
-        split_patch(shown),
-        stats.insertions,
-        stats.deletions,
-        len(patch) > MAX_ITERATION_CHARS,
-    )
+    # One pass: every file's counts, and the text of the files up to the bound only.
+    parts: list[str] = []
+    size = insertions = deletions = 0
+    cut = False
+    for patch in old.diff_to_tree(new):
+        if patch is None:
+            continue
+        _, added, removed = patch.line_stats
+        insertions, deletions = insertions + added, deletions + removed
+        if size >= MAX_ITERATION_CHARS:
+            cut = True
+            continue
+        text = patch.text or ""
+        parts.append(text[: MAX_ITERATION_CHARS - size])
+        cut = cut or len(text) > MAX_ITERATION_CHARS - size
+        size += len(parts[-1])
+    shown = scan.mask("".join(parts))
+    return IterationDiff(number, against, split_patch(shown), insertions, deletions, cut)
 
 
 def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
