@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from semspec.cli.task_cmd import land_text
 from semspec.core.errors import GitError
 from semspec.workflow.gates.types import GateSpec
 from semspec.workflow.git.commit import commit_task
@@ -224,6 +225,19 @@ async def test_export_of_a_landed_task_says_there_is_nothing_and_writes_no_folde
     found = json.loads(as_json.stdout)
     assert found["patches"] == [] and "no commits" in found["reason"]
     assert not out.exists()
+
+
+def test_task_status_land_line_says_what_happened_to_the_land() -> None:
+    assert land_text("t", {"state": "approved"}) == "not landed (approved; semspec task land t)"
+    assert land_text("t", {"state": "queued"}) == "queued"
+    assert land_text("t", {"state": "landed", "commit": "0123456789abcdef"}) == (
+        "landed 0123456789ab"
+    )
+    failed = {"state": "land failed", "reason": "land_conflict", "message": "rebase of t ..."}
+    assert land_text("t", failed) == "failed (land_conflict: rebase of t ...)"
+    assert land_text("t", {"state": "land failed", "reason": "the land did not finish"}) == (
+        "failed (the land did not finish)"
+    )
 
 
 def test_the_base_ref_moves_only_from_the_commit_the_gates_saw(

@@ -193,10 +193,22 @@ def _show_status(
         else:
             render(cli.console, status)
             if land is not None:
-                shown = " ".join(v[:12] if k == "commit" else v for k, v in land.items())
-                cli.console.print(f"land: {shown}", markup=False)
+                cli.console.print(f"  land: {land_text(task_id, land)}", markup=False)
 
     run_with_client(cli, body)
+
+
+def land_text(task_id: str, land: dict[str, str]) -> str:
+    """The ``land:`` line of ``task status`` from ``land_client.land_state``'s dict."""
+    state = land.get("state", "")
+    if state == "approved":
+        return f"not landed (approved; semspec task land {task_id})"
+    if state == "landed":
+        return f"landed {land.get('commit', '')[:12]}".rstrip()
+    if state == "land failed":
+        why = ": ".join(v for v in (land.get("reason"), land.get("message")) if v)
+        return f"failed ({why})" if why else "failed"
+    return state
 
 
 @app.command("status")

@@ -56,6 +56,8 @@ def test_three_approved_tasks_on_one_file_land_in_order_and_a_conflict_names_the
     ]
     rival = approved(stack, repo, "rival", text.replace("# ipv6 address", "# IPv6 host"))
     assert stack.status(rival, repo=repo)["land"] == {"state": "approved"}
+    waiting = stack.cli("task", "status", rival, repo=repo).stdout
+    assert f"  land: not landed (approved; semspec task land {rival})" in waiting
     start = git(repo, "rev-parse", "main")
 
     results = [land(stack, repo, task_id) for task_id in tasks]
@@ -79,14 +81,16 @@ def test_three_approved_tasks_on_one_file_land_in_order_and_a_conflict_names_the
     assert git(repo, "rev-parse", "main") == commits[-1]
     human = stack.cli("task", "land", rival, repo=repo, timeout=240)
     assert human.returncode == 3 and f"conflicts in {FORMAT_PY}" in human.stdout
-    assert "retry" in human.stdout
+    assert "resolve it by hand" in human.stdout and "retry" not in human.stdout
 
     # task status shows where each approved task is on its way to main.
     assert stack.status(tasks[1], repo=repo)["land"] == {"state": "landed", "commit": commits[1]}
     failed = stack.status(rival, repo=repo)["land"]
     assert (failed["state"], failed["reason"]) == ("land failed", "land_conflict")
     human = stack.cli("task", "status", tasks[2], repo=repo)
-    assert f"land: landed {commits[2][:12]}" in human.stdout
+    assert f"  land: landed {commits[2][:12]}" in human.stdout
+    human = stack.cli("task", "status", rival, repo=repo)
+    assert "  land: failed (land_conflict: rebase of" in human.stdout
 
     again, _ = land(stack, repo, tasks[0])
     assert again == 0
