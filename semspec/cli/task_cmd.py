@@ -13,7 +13,7 @@ from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table
 from semspec.cli.runtime import jsonable, run_with_client
 from semspec.client.task_states import LIST_LIMIT, TASK_OUTCOMES, TASK_STATES, check_state
-from semspec.core.errors import TaskSpecError
+from semspec.core.errors import InputError, TaskSpecError
 from semspec.vocabulary.workflow_names import task_workflow_id
 
 if TYPE_CHECKING:
@@ -250,10 +250,10 @@ def list_cmd(
         help=f"Only tasks in this state ({', '.join(TASK_STATES)}) or with this outcome "
         f"({', '.join(TASK_OUTCOMES)}).",
     ),
-    limit: int = typer.Option(
-        LIST_LIMIT, "--limit", min=1, help="Show the newest LIMIT tasks (default 50)."
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help=f"Show the newest LIMIT tasks (default {LIST_LIMIT})."
     ),
-    show_all: bool = typer.Option(False, "--all", help="Show every task (overrides --limit)."),
+    show_all: bool = typer.Option(False, "--all", help="Show every task (not with --limit)."),
     wide: bool = typer.Option(
         False, "--wide", help="One line per task however wide (long cells fold by default)."
     ),
@@ -264,19 +264,30 @@ def list_cmd(
     Read from Temporal's visibility in one call per page: no worker needs to be running."""
     cli = cli_context(ctx)
     wanted = check_state(state)
+    if show_all and limit is not None:
+        raise InputError(
+            "--limit and --all ask for different numbers of tasks",
+            hint="give one: --all for every task, or --limit N for the newest N",
+        )
 
     async def body(client: Client, _e: Endpoints) -> None:
         from semspec.client.task_client import list_tasks
 
-        page = await list_tasks(client, wanted, None if show_all else limit)
+        page = await list_tasks(client, wanted, None if show_all else (limit or LIST_LIMIT))
         rows = page.rows
         if page.more:
             # On stderr: stdout stays the table or the JSON list a script reads.
+            tasks = "task" if len(rows) == 1 else "tasks"
             cli.err.print(
-                f"the newest {len(rows)} tasks; see more with --limit N or --all", markup=False
+                f"the newest {len(rows)} {tasks}; see more with --limit N or --all", markup=False
             )
         if as_json:
             print_json(cli.console, jsonable(rows))
+            return
+        if not rows:
+            # As `escalations list` does: a sentence, not a header over nothing.
+            empty = f"no task matches --state {state}" if state else "no task yet"
+            cli.console.print(empty, markup=False)
             return
         print_table(
             cli.console,

@@ -95,6 +95,22 @@ def test_task_list_limit_shows_the_newest_and_says_there_are_more(tasks: Tasks) 
     assert "see more" not in done.stderr
 
 
+def test_task_list_says_one_task_in_the_singular_and_refuses_limit_with_all(tasks: Tasks) -> None:
+    done = tasks.stack.cli("task", "list", "--limit", "1")
+    assert done.returncode == 0, done.stderr
+    assert "the newest 1 task; see more with --limit N or --all" in done.stderr
+    both = tasks.stack.cli("task", "list", "--limit", "2", "--all")
+    assert both.returncode == 2
+    assert "error: --limit and --all" in both.stderr and "hint: give one" in both.stderr
+
+
+def test_task_list_with_no_match_says_so_and_json_stays_a_list(tasks: Tasks) -> None:
+    done = tasks.stack.cli("task", "list", "--state", "aborted")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "no task matches --state aborted"
+    assert tasks.stack.cli_json("task", "list", "--state", "aborted") == []
+
+
 def test_task_list_state_filter_reads_the_memo(tasks: Tasks) -> None:
     escalated = tasks.stack.cli_json("task", "list", "--state", "escalated")
     assert [row["task_id"] for row in escalated] == [tasks.escalated]
