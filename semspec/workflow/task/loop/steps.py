@@ -170,7 +170,8 @@ class Steps:
         if (stopped := self._interrupted("developer", dev.stopped)) is not None:
             return stopped
         if dev.stopped in DOLLAR_STOPS:
-            state.log("developer", f"stopped: {dev.stopped}", {"files": dev.files_touched})
+            kept: dict[str, object] = {"files": dev.files_touched, "tree": dev.tree}
+            state.log("developer", f"stopped: {dev.stopped}", kept)
             return self._stopped_for_money(dev.stopped)
         loop.guidance = None  # used: a later retry answer brings its own
         touched = ", ".join(dev.files_touched) or "no files"
