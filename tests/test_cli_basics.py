@@ -23,6 +23,7 @@ from semspec import __version__
 from semspec.cli.app import app
 from semspec.core.config import load_config
 from semspec.core.errors import InputError
+from tests.support.repos import make_repo
 
 
 def semspec(*args: str, **env: str) -> Result:
@@ -291,3 +292,14 @@ def test_repo_defaults_to_the_nearest_directory_with_semspec_or_git(git_repo: Pa
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["project"]["name"] == "found-it"
+
+
+def test_status_with_nothing_running_says_not_healthy_and_how_to_start_it(tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    for extra in ((), ("--json",)):
+        done = semspec_process("--repo", str(tmp_path / "repo"), "status", *extra)
+        assert done.returncode == 1
+        said = done.stdout if not extra else done.stderr
+        lines = said.splitlines()
+        assert any(line.startswith("not healthy: ") and "worker down" in line for line in lines)
+        assert "hint: semspec up restarts what is down" in lines

@@ -441,4 +441,6 @@ def register(app: typer.Typer) -> None:
             # On stderr with --json, so that stdout stays one JSON document.
             out = cli.err if as_json else cli.console
             out.print(f"not healthy: {'; '.join(failures)}", markup=False, soft_wrap=True)
+            if any(s.state not in ("up", "external") for s in statuses):
+                out.print("hint: semspec up restarts what is down", markup=False)
             raise typer.Exit(1)
