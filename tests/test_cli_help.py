@@ -4,6 +4,7 @@ that show dollars say so."""
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,3 +51,29 @@ def test_the_help_of_a_command_that_shows_dollars_names_them(
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     assert words in " ".join(result.stdout.replace("│", " ").split())
+
+
+def test_every_help_paragraph_flows_and_shows_no_rst_markup() -> None:
+    # Typer keeps a paragraph's single line breaks: in a narrower terminal the source's wrapping
+    # then breaks sentences apart. semspec/cli/help_text.py joins each paragraph into one line.
+    commands = dict(_commands(get_command(app), ("semspec",)))
+    unflowed = [
+        name
+        for name, command in commands.items()
+        if any("\n" in p for p in inspect.cleandoc(command.help or "").split("\n\n"))
+    ]
+    rst = [name for name, command in commands.items() if "``" in (command.help or "")]
+    assert (unflowed, rst) == ([], [])
+
+
+@pytest.mark.parametrize("command", [["task", "land"], ["task", "export"], ["task", "status"]])
+def test_help_in_an_80_column_terminal_wraps_whole_lines(command: list[str]) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    prose = result.stdout.split("╭")[0].splitlines()[2:]  # after the usage line
+    assert "``" not in result.stdout
+    # A line rich wrapped is nearly full; a short line followed by more text of its paragraph
+    # is a break the source's own line ending made.
+    for line, after in itertools.pairwise(prose):
+        if line.strip() and after.strip():
+            assert len(line.rstrip()) > 50, (line, after)

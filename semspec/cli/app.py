@@ -34,6 +34,7 @@ from semspec.cli import (
     worker_cmd,
 )
 from semspec.cli.context import CliContext, find_repo
+from semspec.cli.help_text import reflow_help
 from semspec.cli.terminal_text import TerminalConsole
 from semspec.core.errors import InputError, SemspecError
 
@@ -158,6 +159,8 @@ app.add_typer(review_cmd.app, name="review")
 app.add_typer(graph_cmd.app, name="graph")
 mcp_cmd.register(app)
 demo_cmd.register(app)
+# Last: every command is registered (semspec/cli/help_text.py says why).
+reflow_help(app)
 
 
 def _usage_hint(exc: click_errors.UsageError) -> str:
