@@ -15,7 +15,7 @@ from semspec.workflow.task.messages import TaskStatus
 
 
 def _running() -> TaskStatus:
-    return TaskStatus("t1", "title", "developing", 1, 0, 3)
+    return TaskStatus("t1", "title", "developer", 1, 0, 3)
 
 
 def _approved() -> TaskStatus:
@@ -40,7 +40,7 @@ async def test_wait_goes_on_after_two_slow_queries_and_notes_each() -> None:
 
     final = await wait_for_end(fetch, seen.append, notes.append, poll_s=0)
     assert final.outcome == "approved"
-    assert [s.phase for s in seen] == ["developing", "done"]
+    assert [s.phase for s in seen] == ["developer", "done"]
     assert len(notes) == 2
     assert all("did not answer within 10s; still waiting" in n for n in notes)
     assert all("\n" not in n for n in notes)
