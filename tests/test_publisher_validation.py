@@ -12,7 +12,7 @@ from nats.js.errors import NotFoundError
 from semspec.vocabulary.events import UserSignal, event_from_json
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_STREAM
 from semspec.workflow.task.activities import TaskActivities
-from semspec.workflow.task.messages import EventContext, PublishInput
+from semspec.workflow.task.messages import EventContext, PublishBatch, PublishInput
 from semspec.workflow.task.publisher import EventPublisher
 from tests.support.monitor_events import RAISED
 
@@ -45,15 +45,17 @@ async def publish(
     publisher: EventPublisher, kind: str, data: dict[str, Any], level: str | None = None
 ) -> int:
     step = TaskActivities(publisher)
-    result = await step.publish(PublishInput(CTX, kind, data, level, "budget_exhausted", "?"))
-    return result.dropped
+    event = PublishInput(CTX, kind, data, level, "budget_exhausted", "?")
+    result = await step.publish_events(PublishBatch([event]))
+    assert result.sent == 1  # refused or acknowledged, it leaves the outbox
+    return result.refused
 
 
 async def test_an_invalid_payload_is_refused_counted_and_the_next_event_goes_out(
     nc: NATS, publisher: EventPublisher
 ) -> None:
     assert await publish(publisher, "iteration", {"phase": "developer", "retries": "4"}) == 1
-    assert (publisher.refused, publisher.dropped) == (1, 0)
+    assert publisher.refused == 1
     assert await stored(nc, MONITOR_STREAM) == []
     assert await publish(publisher, "iteration", {"phase": "developer", "retries": 4}) == 0
     [sent] = await stored(nc, MONITOR_STREAM)
@@ -73,7 +75,13 @@ async def test_an_escalation_goes_out_as_an_event_and_a_signal_without_its_event
     assert await publish(publisher, "escalation", data, level="escalate") == 0
     [event] = [event_from_json(raw) for raw in await stored(nc, MONITOR_STREAM)]
     assert event.event_id == "task-t1/r1/3/escalation/t1-1"
-    assert event.data.model_dump() == {**RAISED, "cost_usd": 0.0, "budget_usd": None}
+    assert event.data.model_dump() == {
+        **RAISED,
+        "cost_usd": 0.0,
+        "budget_usd": None,
+        "max_retries": None,
+        "unpriced_models": [],
+    }
     [signal] = [UserSignal.from_json(raw) for raw in await stored(nc, SIGNAL_STREAM)]
     assert signal.evidence == event.data and signal.level == "escalate"
     assert any("resolve t1" in a.command for a in signal.suggested_actions)
