@@ -25,7 +25,7 @@ in the same run:
 The last line printed is one JSON object with ``publish_overhead_ms``, ``precision``,
 ``recall``, ``tokens_saved_on_loops``, ``real_false_stop_rate``, ``real_recall`` and the
 numbers above. ``python bench/step_monitor.py --corpus-only`` replays both corpora and prints
-their figures without starting a server (what ``tests/test_real_runs.py`` checks);
+their figures without starting a server (what ``tests/processors/test_real_runs.py`` checks);
 ``--real-corpus DIR`` scores another folder of labelled recordings in place of the real corpus
 (a ``labels.json`` of ``{FILE: {label: healthy|stuck, step, reason}}`` beside the files).
 ``--quick`` (500 events, one round, the real runs left out: what a test runs) only checks that
@@ -243,7 +243,7 @@ if __name__ == "__main__":
     else:
         if "--quick" in sys.argv[1:]:
             # Few events and steps (step_publish's too); the synthetic corpus is scored whole,
-            # the real runs are --corpus-only's (tests/test_real_runs.py runs it).
+            # the real runs are --corpus-only's (tests/processors/test_real_runs.py runs it).
             EVENTS, ROUNDS, SCORE_REAL = 500, 1, False
             step_publish.STEPS, step_publish.ROUNDS = 20, 1
         asyncio.run(main())

@@ -45,7 +45,7 @@ code takes loggers only through ``semspec.core.logging.get_logger``, which appli
 
 # Building this app imports only typer, rich and the command modules: each command imports what
 # it needs (Temporal, NATS, the graph, the LLM clients) when it runs, so `--help` and the quick
-# commands answer at once. tests/test_cli_imports.py keeps it so.
+# commands answer at once. tests/cli/test_cli_imports.py keeps it so.
 app = typer.Typer(
     name="semspec",
     help="Durable orchestration of LLM coding agents: developer → gates → reviewer.",

@@ -11,7 +11,7 @@ which steps its detector reads. Readers:
   failing loop is named ``repeated_failure`` before ``repeated_action`` can match);
 - ``processors.risk_monitor.signals``: the signal's message (``pattern``);
 - ``vocabulary.suggestions``: the ``--guidance`` offered with a signal (``guidance``);
-- ``tests/test_step_rule_table.py``: the rows of ``docs/risk-monitor.md``'s rule table.
+- ``tests/processors/test_step_rule_table.py``: the rows of ``docs/risk-monitor.md``'s rule table.
 
 It sits on the ground floor so that config, vocabulary and the monitor may all import it.
 Adding a rule: ``CONTRIBUTING.md``, "Add a step rule".

@@ -3,7 +3,7 @@
 Before 1.0 a task is finished by the minor version that started it: within a minor version every
 change to workflow commands is guarded with ``workflow.patched(id)`` and listed here; the first
 commit of the next minor version removes every entry of the one before, with its old path, and
-re-records ``tests/histories/``. ``tests/test_workflow_patches.py`` checks both rules.
+re-records ``tests/histories/``. ``tests/workflow/test_workflow_patches.py`` checks both rules.
 """
 
 from __future__ import annotations

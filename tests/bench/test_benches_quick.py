@@ -15,7 +15,7 @@ from tests.support.stack import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
-COVERED = {"event_lag": "tests/test_event_lag_bench.py runs its --quick and reads its figures"}
+COVERED = {"event_lag": "tests/bench/test_event_lag_bench.py runs it and reads its figures"}
 """Benches whose quick mode another test runs already."""
 SERVERS = {
     "assembler": "the stack's graph server",

@@ -1,4 +1,4 @@
-"""Record the ``TaskWorkflow`` histories that ``tests/test_replay.py`` replays.
+"""Record the ``TaskWorkflow`` histories that ``tests/workflow/test_replay.py`` replays.
 
 Run ``python tests/histories/record.py`` from the repository root. It starts a Temporal dev
 server and an in-process worker and runs two tasks:

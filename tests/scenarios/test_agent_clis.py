@@ -27,8 +27,8 @@ from semspec.agents.llm_factory import developer_for
 from semspec.agents.protocol import DeveloperRequest
 from semspec.core.config.models import RoleModel
 from semspec.core.sandbox import sandbox_for
+from tests.agents.test_agent_steps import Recorder
 from tests.fakes.agent_model_server import AgentModelServer, AgentReply, Step, calls, says, slowly
-from tests.test_agent_steps import Recorder
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 START_CALC = "def add(a, b):\n    return a + b\n"

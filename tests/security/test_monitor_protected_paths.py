@@ -17,10 +17,7 @@ from semspec.vocabulary.subjects import SIGNAL_STREAM, monitor_subject
 from semspec.workflow.git.diff import worktree_diff
 from semspec.workflow.git.repository import open_repository
 from semspec.workflow.git.symlinks import escaping_symlinks
-from tests.support.monitor_events import loop_event
-from tests.support.running_monitor import Running
-from tests.support.tasks import GOOD_CALC, start, task_input, write_script
-from tests.test_monitor_loop import (
+from tests.processors.test_monitor_loop import (
     APPROVE,
     Stack,
     eventually,
@@ -31,6 +28,9 @@ from tests.test_monitor_loop import (
     status_once_started,
     tid,
 )
+from tests.support.monitor_events import loop_event
+from tests.support.running_monitor import Running
+from tests.support.tasks import GOOD_CALC, start, task_input, write_script
 
 __all__ = ["stack"]  # the fixture, shared with the monitor's loop tests
 

@@ -3,7 +3,8 @@
 The search tool's patterns come from the model: ``regex`` copies counted repeats out in full
 when it compiles, with the interpreter lock held, so a short pattern could take gigabytes and
 seconds of every thread's time; the search refuses such patterns before compiling them. (A
-costly match is the other half: ``tests/test_worker_not_blocked.py`` runs one on the worker.)
+costly match is the other half: ``tests/workflow/test_worker_not_blocked.py`` runs one on the
+worker.)
 
 Agent-written code may leave anything at a task file's path in its worktree (and a user in the
 repository): the budget check and the reviewer's extra evidence read task files whole, so a FIFO

@@ -6,7 +6,7 @@ with ``extend_budget --extra-usd``. Each agent turn gets what is left as its
 ``cost_budget_usd`` and stops at the next step once that is spent, so a task overshoots its cap
 by at most the one step that crossed it. Before each agent call the loop asks ``check``: a spent
 budget, or a model without a price that no human accepted, escalates instead of running on.
-No Temporal, no I/O: tested directly (``tests/test_dollar_budget_rules.py``).
+No Temporal, no I/O: tested directly (``tests/workflow/test_dollar_budget_rules.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``TaskWorkflow`` asks these functions whether an iteration, a retry or a checkpoint is still
 within its bound, and what a human's ``extend_budget`` answer grants; it only acts on the answer.
-No Temporal, no I/O: they are tested directly (``tests/test_task_bounds_rules.py``).
+No Temporal, no I/O: they are tested directly (``tests/workflow/test_task_bounds_rules.py``).
 """
 
 from __future__ import annotations
