@@ -28,6 +28,11 @@ from semspec.workflow.task.workflows import TaskWorkflow
 
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
 MAX_CONCURRENT_ACTIVITIES = 16
+WORKFLOW_TASK_POLLS = 16
+"""Workflow task polls a worker keeps open (Temporal's default is 5). A loop event made in an
+activity joins the outbox only in the workflow task that takes the activity's result; with 50
+tasks on one worker those tasks waited for a poll: p50 3.4-4.7 s with 5 polls, 0.9-1.1 s with
+16, in two pairs of runs of ``bench/event_lag.py``'s load side by side (docs/operations.md)."""
 
 
 @functools.cache
@@ -85,6 +90,7 @@ def build_worker(
             land_activities.land,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
+        max_concurrent_workflow_task_polls=WORKFLOW_TASK_POLLS,
         activity_executor=activity_threads(),
         # A cancellation (a halt from the risk monitor) reaches an activity only in the answer
         # to a heartbeat: send them often enough that a halted step stops within seconds.
