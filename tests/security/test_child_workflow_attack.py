@@ -64,7 +64,7 @@ SDK_PACKAGES = ("temporalio", "nexusrpc", "typing_extensions.py", "google/protob
 """What the attacker's copy of the Temporal SDK needs (its own dependencies, nothing of ours)."""
 
 ATTACKER_WORKER = r"""
-import asyncio, json, sys, uuid
+import asyncio, json, os, sys, uuid
 from datetime import timedelta
 sys.path.insert(0, sys.argv[1])
 from temporalio import workflow
@@ -113,6 +113,10 @@ async def main() -> None:
 
 
 asyncio.run(main())
+# The answer is printed: leave without finalizing the interpreter, which can abort (exit 134,
+# PyGILState_Release) while the SDK's core thread is still winding down.
+sys.stdout.flush()
+os._exit(0)
 """
 
 
