@@ -301,9 +301,27 @@ async def processed(js: JetStreamContext, count: int, timeout_s: float = 120.0) 
             left = (info.num_pending or 0, info.num_ack_pending or 0, floor or 0)
 
 
+SETTLE_S = 30.0
+"""How long a read of a stream waits for the cluster to settle after the restart: the restarted
+node catches up and a stream whose leader it was may still be electing, so one request of the
+JetStream API can go unanswered for its whole timeout."""
+
+
+async def message_count(js: JetStreamContext, stream: str) -> int:
+    """How many messages ``stream`` holds, asked again until the cluster answers."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        try:
+            return (await js.stream_info(stream)).state.messages
+        except NatsError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
 async def stored(js: JetStreamContext, stream: str, subject: str) -> list[bytes]:
     """Every message of ``stream`` (on ``subject``), in stream order."""
-    total = (await js.stream_info(stream)).state.messages
+    total = await message_count(js, stream)
     sub = await js.subscribe(subject, stream=stream, ordered_consumer=True)
     try:
         return [(await sub.next_msg(timeout=5)).data for _ in range(total)]
@@ -344,7 +362,7 @@ async def test_a_flood_through_a_node_kill_gives_the_signals_and_states_of_one_c
             await flood_with_a_node_down(nats_cluster, js, events, killed)
             await processed(js, FLOOD)
         assert sum(m.stats.dead_letters for m in running) == 0
-        assert (await js.stream_info(DEAD_LETTER_STREAM)).state.messages == 0
+        assert await message_count(js, DEAD_LETTER_STREAM) == 0
 
         in_stream = [event_from_json(data) for data in await stored(js, MONITOR_STREAM, ">")]
         assert sorted(ev.event_id for ev in in_stream) == sorted(ev.event_id for ev in events)
