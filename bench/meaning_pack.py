@@ -377,9 +377,12 @@ file of their onboarding sets alone and prints the per-file figures."""
 
 
 def held_out(enc: tiktoken.Encoding) -> None:
-    """Per-file and per-set figures on ``HELD_OUT`` (read here, no store)."""
+    """Per-file and per-set figures on ``HELD_OUT`` (read here, no store): a line per codebase
+    (its onboarding set, its files' weighted saving, its worst file of ``LARGE_FILE_TOKENS`` or
+    more), the files under 0.70, then the JSON summary."""
     rows: list[dict[str, object]] = []
     sets: dict[str, float] = {}
+    codebases: dict[str, dict[str, object]] = {}
     for name in HELD_OUT:
         root = Package(name, name, "held out").root()
         facts: dict[str, FileFacts] = {}
@@ -389,11 +392,26 @@ def held_out(enc: tiktoken.Encoding) -> None:
             except SourceSyntaxError:
                 continue
         files = onboarding_set(facts, ("",))
-        rows += [{**row, "codebase": name} for row in per_file(root, files, enc)]
+        own = [{**row, "codebase": name} for row in per_file(root, files, enc)]
+        rows += own
         pack = pack_facts([facts[f] for f in files])
         verbatim = sum(count_tokens(enc, (root / f).read_text(encoding="utf-8")) for f in files)
         sets[name] = round(1 - count_tokens(enc, pack.text) / verbatim, 4)
-    print(json.dumps({"held_out": file_figures(rows), "onboarding_sets": sets}, sort_keys=True))
+        figures = file_figures(own)
+        codebases[name] = {"onboarding_set": sets[name], **figures}
+        print(
+            f"{name:16} set={sets[name]:.3f} files={figures['files']:2} "
+            f"weighted={figures['weighted_saved']:.3f} "
+            f"worst_large={figures['worst_large_saved']:.3f} {figures['worst_large_file']} "
+            f"pointers={figures['claims_with_valid_evidence']}/{figures['claims']}"
+        )
+    for r in rows:
+        if int(str(r["verbatim_tokens"])) >= LARGE_FILE_TOKENS and float(
+            str(r["token_saved"])
+        ) < 0.70:
+            print(f"under 0.70: {r['codebase']} {r['file']} saved {r['token_saved']}")
+    summary = {"held_out": file_figures(rows), "onboarding_sets": sets, "codebases": codebases}
+    print(json.dumps(summary, sort_keys=True))
 
 
 if __name__ == "__main__":
