@@ -2,7 +2,7 @@
 
 The worker runs this file as a script (``python -I -S fence_launch.py SPEC``, the standard
 library only, so it starts in milliseconds and imports nothing of the worker) as the leader of
-the run's process group; ``semspec.core.sandbox.launch_argv`` writes ``SPEC``, a JSON object:
+the run's process group; ``semspec.core.sandbox.Sandbox.argv`` writes ``SPEC``, a JSON object:
 
 - ``limits``: rlimits set here, so that every process the command starts inherits them (never
   in the worker: ``preexec_fn`` is unsafe with threads, and the worker has many);

@@ -14,7 +14,7 @@ task. The plan sums its finished tasks' usage (status and the Temporal memo).
 
 Only the stack's owner starts a plan (ADR 0004): the plan verifies its start signature first,
 child or not, and the worker signs each task's start with the owner's key before the plan
-starts it (``task.child_start`` asks, ``signing.child_signer`` signs), so each task verifies
+starts it (``task.loop.child_start`` asks, ``signing.child_signer`` signs), so each task verifies
 its own start like a task the CLI submitted.
 
 Deterministic: no I/O here; every side effect happens inside the child workflows.

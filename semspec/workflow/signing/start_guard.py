@@ -12,7 +12,7 @@ activity was handed) and requires that the run
   whole input, verified against the one key this worker serves.
 
 Every run of ours is signed: the client signs what it starts, and the worker signs the children
-and continued runs its workflows start (``task.child_start`` asks, ``child_signer`` signs).
+and continued runs its workflows start (``task.loop.child_start`` asks, ``child_signer`` signs).
 The verdict is kept per run (a bounded map), so a run costs one history read per worker
 process however many activities it calls; a refused run is logged once and counted in ``refused``.
 """
