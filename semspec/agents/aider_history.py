@@ -42,7 +42,6 @@ from semspec.agents.cli_streams import ModelStep, StreamStep, ToolStep
 from semspec.model.providers.types import AssistantReply, ToolCall, Usage
 from semspec.vocabulary.fenced_blocks import fenced_blocks
 
-AIDER_PROGRAMS = frozenset({"aider"})
 HISTORY_FLAG = "--llm-history-file"
 HISTORY_ENV = "AIDER_LLM_HISTORY_FILE"
 """Aider reads each option from ``AIDER_<OPTION>`` too; a flag in the command wins over it."""

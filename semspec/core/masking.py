@@ -90,11 +90,6 @@ class SecretForm:
     """``plain``, ``reversed``, ``hex``, ``base64``, or one of them with ``, split``."""
 
 
-def secret_values(environ: Mapping[str, str], names: Iterable[str] = ()) -> tuple[str, ...]:
-    """Values of the secret-named variables of ``environ`` and of ``names``, longest first."""
-    return tuple(value for _, value in named_secrets(environ, names))
-
-
 def named_secrets(
     environ: Mapping[str, str], names: Iterable[str] = ()
 ) -> tuple[tuple[str, str], ...]:

@@ -21,8 +21,6 @@ from typing import Protocol
 from semspec.core.errors import ConfigError
 from semspec.model.profiles import Role
 
-PERFORMANCE_RELATIVE = Path(".semspec") / "run" / "performance.json"
-
 
 @dataclass(frozen=True)
 class TaskOutcome:

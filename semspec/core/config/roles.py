@@ -22,10 +22,7 @@ from urllib.parse import urlsplit
 
 from semspec.core.config.models import RoleModel
 from semspec.core.provider_table import PROVIDER_NAMES as PROVIDER_NAMES
-from semspec.core.provider_table import VENDOR_HOSTS, names_by_client, provider_named
-
-OPENAI_COMPATIBLE_PROVIDERS = names_by_client("openai_chat")
-"""Provider names served by the OpenAI chat-completions client."""
+from semspec.core.provider_table import VENDOR_HOSTS, provider_named
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:

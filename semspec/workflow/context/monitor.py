@@ -23,14 +23,6 @@ from typing import Literal
 
 Pressure = Literal["green", "yellow", "orange", "red", "critical"]
 
-PRESSURE_RESPONSE: dict[Pressure, str] = {
-    "green": "normal",
-    "yellow": "log warning",
-    "orange": "consider checkpoint",
-    "red": "checkpoint and evaluate",
-    "critical": "force checkpoint",
-}
-"""What the loop does at each level."""
 
 _YELLOW_BP, _ORANGE_BP, _RED_BP, _CRITICAL_ABOVE_BP = 5_000, 6_500, 7_500, 8_500
 
