@@ -93,6 +93,15 @@ def normalized(facts: FileFacts) -> FileFacts:
     return facts
 
 
+CONFIG_SUFFIXES = (".yaml", ".yml", ".toml", ".json", ".ini")
+
+
+def names_config_file(path: str) -> bool:
+    """Whether a path a call opens looks like a configuration file (by its suffix), in every
+    language: such a call is a ``config_file`` boundary."""
+    return path.lower().endswith(CONFIG_SUFFIXES)
+
+
 def count_lines(source: bytes) -> int:
     """Number of lines in ``source``, counting a last line without a newline."""
     return source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import tree_sitter_go
 from tree_sitter import Language, Node
 
-from semspec.knowledge.code_index.facts import Boundary, Import, Symbol
+from semspec.knowledge.code_index.facts import Boundary, Import, Symbol, names_config_file
 from semspec.knowledge.code_index.ts_base import (
-    CONFIG_SUFFIXES,
     HTTP_METHODS,
     TreeSitterExtractor,
     end_line,
-    first_argument,
+    first_string_argument,
     line,
     make_boundary,
     make_symbol,
@@ -90,7 +89,7 @@ class GoExtractor(TreeSitterExtractor):
         if node.type != "call_expression":
             return None
         function = text(node.child_by_field_name("function"))
-        first = string_value(first_argument(node.child_by_field_name("arguments")))
+        first = first_string_argument(node)
         if first is None:
             return None
         method = function.rsplit(".", 1)[-1]
@@ -99,6 +98,6 @@ class GoExtractor(TreeSitterExtractor):
         if first.startswith("/") and (method in ROUTE_CALLS or method.lower() in HTTP_METHODS):
             verb = "ANY" if method in ROUTE_CALLS else method.upper()
             return make_boundary("http_route", f"{verb} {first}", node)
-        if function in FILE_CALLS and first.lower().endswith(CONFIG_SUFFIXES):
+        if function in FILE_CALLS and names_config_file(first):
             return make_boundary("config_file", first, node)
         return None

@@ -5,16 +5,14 @@ from __future__ import annotations
 import tree_sitter_java
 from tree_sitter import Language, Node
 
-from semspec.knowledge.code_index.facts import Boundary, Import, Symbol
+from semspec.knowledge.code_index.facts import Boundary, Import, Symbol, names_config_file
 from semspec.knowledge.code_index.ts_base import (
-    CONFIG_SUFFIXES,
     TreeSitterExtractor,
     end_line,
-    first_argument,
+    first_string_argument,
     line,
     make_boundary,
     make_symbol,
-    string_value,
     text,
 )
 
@@ -89,7 +87,7 @@ class JavaExtractor(TreeSitterExtractor):
             return None
         if node.type in ("annotation", "marker_annotation"):
             verb = ROUTE_ANNOTATIONS.get(text(node.child_by_field_name("name")))
-            first = string_value(first_argument(node.child_by_field_name("arguments")))
+            first = first_string_argument(node)
             if verb and first is not None:
                 return make_boundary("http_route", f"{verb} {first}", node)
             return None
@@ -98,7 +96,7 @@ class JavaExtractor(TreeSitterExtractor):
         return None
 
     def _call_boundary(self, node: Node) -> Boundary | None:
-        first = string_value(first_argument(node.child_by_field_name("arguments")))
+        first = first_string_argument(node)
         if first is None:
             return None
         if node.type == "object_creation_expression":
@@ -109,6 +107,6 @@ class JavaExtractor(TreeSitterExtractor):
             called = f"{text(obj)}.{name}" if obj is not None else name
         if called == "System.getenv":
             return make_boundary("env_var", first, node)
-        if called in FILE_CALLS and first.lower().endswith(CONFIG_SUFFIXES):
+        if called in FILE_CALLS and names_config_file(first):
             return make_boundary("config_file", first, node)
         return None

@@ -6,13 +6,12 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Language, Node
 
-from semspec.knowledge.code_index.facts import Boundary, Import, Symbol
+from semspec.knowledge.code_index.facts import Boundary, Import, Symbol, names_config_file
 from semspec.knowledge.code_index.ts_base import (
-    CONFIG_SUFFIXES,
     HTTP_METHODS,
     TreeSitterExtractor,
     end_line,
-    first_argument,
+    first_string_argument,
     line,
     make_boundary,
     make_symbol,
@@ -87,7 +86,7 @@ class JavaScriptExtractor(TreeSitterExtractor):
             "require",
             "import",
         ):
-            module = string_value(first_argument(node.child_by_field_name("arguments")))
+            module = first_string_argument(node)
             if module is not None:
                 return [Import(module, (), line(node), end_line(node))]
         return []
@@ -114,7 +113,7 @@ class JavaScriptExtractor(TreeSitterExtractor):
         if node.type != "call_expression":
             return None
         function = node.child_by_field_name("function")
-        first = string_value(first_argument(node.child_by_field_name("arguments")))
+        first = first_string_argument(node)
         if function is None or first is None:
             return None
         method = text(function).rsplit(".", 1)[-1]
@@ -124,7 +123,7 @@ class JavaScriptExtractor(TreeSitterExtractor):
             return make_boundary("http_route", f"{verb} {first}", node)
         if method == "command" and function.type == "member_expression":
             return make_boundary("cli_entry", f"command {first.split()[0] if first else ''}", node)
-        if method in FILE_READERS and first.lower().endswith(CONFIG_SUFFIXES):
+        if method in FILE_READERS and names_config_file(first):
             return make_boundary("config_file", first, node)
         return None
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from semspec.knowledge.code_index.facts import Boundary
+from semspec.knowledge.code_index.facts import Boundary, names_config_file
 
 CLI_DECORATORS = frozenset({"command", "group", "callback"})
 ROUTE_DECORATORS = frozenset(
     {"route", "get", "post", "put", "patch", "delete", "head", "options", "websocket", "api_route"}
 )
-CONFIG_SUFFIXES = (".yaml", ".yml", ".toml", ".json", ".ini")
 # Callables whose first literal argument names a file being opened (or about to be).
 OPENERS = frozenset({"open", "Path", "PurePath"})
 ENV_GETTERS = frozenset({"getenv", "get", "setdefault", "pop"})
@@ -85,7 +84,7 @@ def _call_boundary(node: ast.Call) -> Boundary | None:
         last in ENV_GETTERS and name.rsplit(".", 1)[0] in ("os.environ", "environ")
     ):
         return _boundary("env_var", first, node)
-    if last in OPENERS and first.lower().endswith(CONFIG_SUFFIXES):
+    if last in OPENERS and names_config_file(first):
         return _boundary("config_file", first, node)
     if last == "add_parser":
         return _boundary("cli_entry", f"subcommand {first}", node)

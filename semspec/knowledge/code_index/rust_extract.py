@@ -5,17 +5,15 @@ from __future__ import annotations
 import tree_sitter_rust
 from tree_sitter import Language, Node
 
-from semspec.knowledge.code_index.facts import Boundary, Import, Symbol
+from semspec.knowledge.code_index.facts import Boundary, Import, Symbol, names_config_file
 from semspec.knowledge.code_index.ts_base import (
-    CONFIG_SUFFIXES,
     HTTP_METHODS,
     TreeSitterExtractor,
     end_line,
-    first_argument,
+    first_string_argument,
     line,
     make_boundary,
     make_symbol,
-    string_value,
     text,
 )
 
@@ -95,12 +93,12 @@ class RustExtractor(TreeSitterExtractor):
         if node.type != "call_expression":
             return None
         function = text(node.child_by_field_name("function"))
-        first = string_value(first_argument(node.child_by_field_name("arguments")))
+        first = first_string_argument(node)
         if first is None:
             return None
         if function.endswith("env::var") or function.endswith("env::var_os"):
             return make_boundary("env_var", first, node)
-        if function in FILE_CALLS and first.lower().endswith(CONFIG_SUFFIXES):
+        if function in FILE_CALLS and names_config_file(first):
             return make_boundary("config_file", first, node)
         if function.endswith(".route") and first.startswith("/"):
             return make_boundary("http_route", f"ANY {first}", node)
@@ -112,8 +110,7 @@ class RustExtractor(TreeSitterExtractor):
         if attribute is None:
             return None
         verb = text(attribute.named_children[0]) if attribute.named_children else ""
-        arguments = attribute.child_by_field_name("arguments")
-        first = string_value(first_argument(arguments))
+        first = first_string_argument(attribute)
         if verb in HTTP_METHODS and first is not None and first.startswith("/"):
             return make_boundary("http_route", f"{verb.upper()} {first}", node)
         return None

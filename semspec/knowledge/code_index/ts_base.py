@@ -21,7 +21,6 @@ from semspec.knowledge.code_index.facts import (
 )
 
 MAX_SIGNATURE = 200
-CONFIG_SUFFIXES = (".yaml", ".yml", ".toml", ".json", ".ini")
 HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options", "all"})
 STRING_PARTS = frozenset(
     {"string_fragment", "string_content", "interpreted_string_literal_content"}
@@ -62,6 +61,12 @@ def first_argument(arguments: Node | None) -> Node | None:
         return None
     named = [c for c in arguments.named_children if c.type != "comment"]
     return named[0] if named else None
+
+
+def first_string_argument(node: Node) -> str | None:
+    """The value of the first argument of a call or annotation ``node`` when it is a string
+    literal (``os.Getenv("HOME")`` gives ``HOME``), else ``None``."""
+    return string_value(first_argument(node.child_by_field_name("arguments")))
 
 
 def signature(node: Node, body_field: str = "body") -> str:
