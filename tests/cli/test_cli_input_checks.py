@@ -7,30 +7,16 @@ the ``error:``/``hint:`` lines and the exit code are the ones ``main()`` produce
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli_process import semspec
+
 EXIT_TOO_LARGE = 1
 EXIT_BAD_INPUT = 2
-
-
-def semspec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m semspec ARGS`` with no SEMSPEC_* variables and a wide terminal."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMSPEC_")}
-    return subprocess.run(
-        [sys.executable, "-m", "semspec", *args],
-        capture_output=True,
-        text=True,
-        env={**env, "COLUMNS": "200"},
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
 
 
 def flat(text: str) -> str:

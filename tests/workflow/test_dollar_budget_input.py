@@ -6,9 +6,6 @@ subprocess for the exit codes and messages, the spec readers for the values they
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,23 +15,10 @@ from semspec.client.plan_spec import load_plan
 from semspec.client.task_spec import build_task_input, draft_from_yaml
 from semspec.core.config import load_config
 from semspec.core.errors import TaskSpecError
+from tests.support.cli_process import semspec
 from tests.support.stack import write_script
 
 EXIT_BAD_INPUT = 2
-
-
-def semspec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m semspec ARGS`` with no SEMSPEC_* variables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMSPEC_")}
-    return subprocess.run(
-        [sys.executable, "-m", "semspec", *args],
-        capture_output=True,
-        text=True,
-        env={**env, "COLUMNS": "200"},
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
 
 
 def write_config(repo: Path, loop: dict[str, object]) -> None:
