@@ -11,7 +11,7 @@ from semspec.graph.access import open_store
 from semspec.knowledge.sources.sync import sync_sources
 from semspec.workflow.task.context_activities import developer_context
 from semspec.workflow.task.messages import RoleSpec, TaskSpec
-from tests.support.repos import SIGNATURE, make_repo
+from tests.support.repos import commit_all, make_repo
 
 BASE_RULE = "# Rules\n\n## Requirements\n\n- BASE-REQ: every public function has a docstring.\n"
 LATER_RULE = "# Rules\n\n## Requirements\n\n- LATER-REQ: docstrings are optional.\n"
@@ -24,11 +24,7 @@ def test_the_developer_is_given_the_rule_files_of_the_base_commit_not_the_synced
     git = make_repo(repo, {"AGENTS.md": BASE_RULE, "src/a.py": "x = 1\n"})
     base = str(git.head.target)
     (repo / "AGENTS.md").write_text(LATER_RULE, encoding="utf-8")
-    git.index.add_all()
-    git.index.write()
-    git.create_commit(
-        "HEAD", SIGNATURE, SIGNATURE, "later", git.index.write_tree(), [git.head.target]
-    )
+    commit_all(git, "later")
     store = open_store(GraphConfig(), repo)
     try:
         sync_sources(store, repo)

@@ -15,7 +15,7 @@ from semspec.workflow.task.messages import ReviewContextUse, RoleSpec, RuleUse, 
 from semspec.workflow.task.review_context import assemble_for_review, review_context_used
 from semspec.workflow.task.rule_pinning import check_citations, rule_change_notes
 from semspec.workflow.task.scope import out_of_scope
-from tests.support.repos import SIGNATURE, make_repo
+from tests.support.repos import commit_all, make_repo
 
 KINDS = ["agents_md", "claude_md", "cursor_rules", "copilot"]
 
@@ -44,11 +44,7 @@ def test_the_review_reads_rule_files_of_the_base_commit_not_the_synced_graph(
     (repo / "AGENTS.md").write_text("# Rules\n\nLATER TEXT.\n")
     (repo / "docs" / "x.md").write_text("LATER IMPORT.\n")
     (repo / "src" / "AGENTS.md").write_text("# Src\n\nADDED LATER.\n")
-    git.index.add_all()
-    git.index.write()
-    git.create_commit(
-        "HEAD", SIGNATURE, SIGNATURE, "later", git.index.write_tree(), [git.head.target]
-    )
+    commit_all(git, "later")
     store = open_store(GraphConfig(), repo)
     try:
         sync_sources(store, repo)

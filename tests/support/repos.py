@@ -22,3 +22,11 @@ def make_repo(path: Path, files: dict[str, str], branch: str = "main") -> pygit2
     tree = repo.index.write_tree()
     repo.create_commit(f"refs/heads/{branch}", SIGNATURE, SIGNATURE, "initial", tree, [])
     return repo
+
+
+def commit_all(repo: pygit2.Repository, message: str) -> str:
+    """Commit every change of ``repo``'s worktree on HEAD's branch; the new commit's id."""
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    return str(repo.create_commit("HEAD", SIGNATURE, SIGNATURE, message, tree, [repo.head.target]))
