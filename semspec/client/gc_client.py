@@ -2,9 +2,9 @@
 
 Each owner is described by id (strongly consistent, unlike visibility's lists): a task that runs,
 waits on an escalation, or is halted is a running workflow, and nothing of it is touched. A
-completed task's checkpoint branches are kept (the task finished and kept them on purpose,
-``--keep-checkpoints``); a task that failed, was cancelled or terminated, or that Temporal does
-not know, left them behind.
+completed task's checkpoint branches and worktree are kept (the task's end removes them unless
+it keeps them on purpose: ``--keep-checkpoints``, ``loop.keep_worktrees``); a task that failed,
+was cancelled or terminated, or that Temporal does not know, left them behind.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ async def collect(client: Client, repo: Path, run_dir: Path, *, dry_run: bool) -
             continue
         if item.kind == "checkpoint" and state == "completed":
             result.kept.append((item, f"{workflow_id} completed and kept its checkpoints"))
+            continue
+        if item.kind == "worktree" and item.registered and state == "completed":
+            result.kept.append((item, f"{workflow_id} completed and kept its worktree"))
             continue
         if dry_run or await asyncio.to_thread(remove_leftover, repo, run_dir, item):
             result.removed.append(item)

@@ -17,7 +17,6 @@ Three steps, so the gates can run between them on exactly what will land:
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,14 +110,15 @@ def open_scratch(repo_path: Path, task_id: str, commit_id: str, scratch_root: Pa
 
 
 def close_scratch(repo_path: Path, task_id: str, scratch_root: Path) -> None:
-    """Remove the land's scratch worktree and branch; nothing to remove is fine."""
+    """Remove the land's scratch worktree and branch; nothing to remove is fine.
+
+    Only ``scratch_root/<task_id>`` is deleted, never the path the registration names: the
+    gates that ran there could write the scratch worktree's own git folder.
+    """
     repo = open_repository(repo_path)
     name = _scratch_name(task_id)
     path = scratch_root / validate_task_id(task_id)
-    if name in repo.list_worktrees():
-        with contextlib.suppress(pygit2.GitError):
-            path = Path(repo.lookup_worktree(name).path)
-    if path.exists():
+    if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     if name in repo.list_worktrees():
         try:

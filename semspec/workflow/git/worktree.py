@@ -79,17 +79,25 @@ def ensure_worktree(
     return WorktreeInfo(path=str(path), branch=branch_name, base_commit=base_commit)
 
 
-def remove_worktree(repo_path: Path, task_id: str, worktrees_root: Path) -> None:
-    """Delete the task's worktree directory and its registration; the task branch stays."""
+def remove_worktree(repo_path: Path, task_id: str, worktrees_root: Path) -> str:
+    """Delete the task's worktree directory and its registration; the task branch stays.
+
+    Only ``worktrees_root/<task_id>`` is deleted, never the path the registration names: a
+    gate may write the worktree's own git folder (``fence_mounts.worktree_git_binds``), so that
+    path is not ours to trust. Returns the directory deleted, or "" when there was none.
+    """
     repo = open_repository(repo_path)
     name = worktree_name(task_id)
     existing = _registered(repo, name)
-    target = Path(existing.path) if existing is not None else worktrees_root / task_id
+    target = (worktrees_root / validate_task_id(task_id)).absolute()
+    removed = ""
     # Directory first: a crash in between leaves a prunable registration the next call handles.
-    if target.exists():
+    if target.is_dir() and not target.is_symlink():
         shutil.rmtree(target)
+        removed = str(target)
     if existing is not None:
         existing.prune(True)
+    return removed
 
 
 def _fork_point(repo: pygit2.Repository, branch: pygit2.Branch, base: pygit2.Commit) -> str:
