@@ -96,6 +96,7 @@ async def submit(
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
 
+    from semspec.client.task_claims import start_claimed
     from semspec.workflow.task.listing import memo_fields, submitted_listing
     from semspec.workflow.task.messages import TASK_START, TaskResult, signed_start
 
@@ -107,16 +108,21 @@ async def submit(
         name = task_span_name(task_id, inp.spec.title)
         with traces.span(name, {TASK_ID: task_id, CONVERSATION: task_id}, "client"):
             # By name, not by TaskWorkflow.run: the CLI then need not import the workflow's code.
-            return await traces.traced_client(client).start_workflow(
-                TASK_WORKFLOW,
-                signed_start(owner, TASK_START, workflow_id, inp),
-                id=workflow_id,
-                task_queue=task_queue,
-                result_type=TaskResult,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                # Lists show the task from its memo even before a worker takes it (issue 31).
-                memo=memo_fields(
-                    submitted_listing(inp.spec.title, inp.spec.plan_id, inp.limits.max_retries)
+            # Claimed: it waits for earlier tasks on its files (task_claims, docs/landing.md).
+            return await start_claimed(
+                client,
+                inp,
+                lambda claimed: traces.traced_client(client).start_workflow(
+                    TASK_WORKFLOW,
+                    signed_start(owner, TASK_START, workflow_id, claimed),
+                    id=workflow_id,
+                    task_queue=task_queue,
+                    result_type=TaskResult,
+                    id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                    # Lists show the task from its memo even before a worker takes it (issue 31).
+                    memo=memo_fields(
+                        submitted_listing(inp.spec.title, inp.spec.plan_id, inp.limits.max_retries)
+                    ),
                 ),
             )
     except WorkflowAlreadyStartedError:

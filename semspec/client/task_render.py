@@ -140,6 +140,9 @@ def render_status(console: Console, status: TaskStatus, raw: bool = False) -> No
     out(f"task {status.task_id}: {status.title}", markup=False)
     state = status.outcome or status.phase
     out(f"  state: {state}   iteration: {status.iteration}   {retries_text(status)}", markup=False)
+    if status.waiting_on and not status.outcome:
+        # Earlier tasks on the same files finish and land first (docs/landing.md).
+        out(f"  waiting on {', '.join(status.waiting_on)}", markup=False)
     if status.branch:
         out(f"  branch: {status.branch}", markup=False)
     if status.commit_id:

@@ -43,6 +43,8 @@ class TaskListing:
     pending_escalation: dict[str, Any] | None = None
     """The question waiting for a human, whole (an ``Escalation``'s fields): ``escalations
     list`` prints it as it is."""
+    waiting_on: list[str] = field(default_factory=list)
+    """Earlier tasks on the same files this one waits for (phase ``waiting``; docs/landing.md)."""
 
 
 def listing_of(status: TaskStatus) -> TaskListing:
@@ -64,6 +66,7 @@ def listing_of(status: TaskStatus) -> TaskListing:
         # Two decimals: the memo changes per shown percent, not per token.
         utilization=round(context.utilization, 2) if context else None,
         pending_escalation=asdict(esc) if (esc := status.pending_escalation) else None,
+        waiting_on=list(status.waiting_on),
     )
 
 
@@ -127,6 +130,9 @@ def listing_from_memo(raw: Any) -> TaskListing | None:
     utilization = raw.get("utilization")
     if isinstance(utilization, int | float) and not isinstance(utilization, bool):
         found["utilization"] = float(utilization)
+    waiting_on = raw.get("waiting_on")
+    if isinstance(waiting_on, list):
+        found["waiting_on"] = [t for t in waiting_on if isinstance(t, str)]
     escalation = raw.get("pending_escalation")
     if isinstance(escalation, dict):
         found["pending_escalation"] = escalation

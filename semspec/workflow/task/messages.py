@@ -105,6 +105,7 @@ __all__ = [
 Phase = Literal[
     "starting",
     "budget",
+    "waiting",
     "subtasks",
     "workspace",
     "developer",
@@ -117,7 +118,8 @@ Phase = Literal[
     "finishing",
     "done",
 ]
-"""Where a task is (``TaskStatus.phase``); ``paused`` only in statuses of older runs."""
+"""Where a task is (``TaskStatus.phase``); ``paused`` only in statuses of older runs;
+``waiting`` while earlier tasks on the same files finish and land (``loop/waiting.py``)."""
 EscalationSource = Literal["loop", "pause", "halt"]
 """Who asked a human: the task's own bounds, or the risk signal that stopped it."""
 
@@ -214,6 +216,10 @@ class TaskInput:
     share_usd: float | None = None
     """Dollars of its parent's budget this task may spend: a plan task's share of the plan's
     ``max_cost_usd``, a subtask's of its parent task's budget; None = no such cap."""
+    wait_for: list[str] = field(default_factory=list)
+    """Ids of tasks submitted before this one whose declared files overlap its own: it waits
+    until each has finished and, when approved, landed, before its workspace is made
+    (docs/landing.md, "Waiting for overlapping tasks"). Chosen at submit (``task_claims``)."""
 
 
 class SignedInput(Protocol):
@@ -231,12 +237,31 @@ class SignedInput(Protocol):
 S = TypeVar("S", bound=SignedInput)
 
 
+LATER_FIELDS = frozenset({"wait_for"})
+"""Input fields added after inputs were first signed: covered when set, left out when empty, so
+an input signed (and a history recorded) before the field existed still verifies."""
+
+
 def start_fields(workflow_id: str, inp: SignedInput) -> dict[str, str]:
     """What a start signature covers: the workflow id and a digest of the whole input except
     the signature itself (the owner's key included)."""
-    body = asdict(inp)
+    body = _without_unset(asdict(inp))
     body.pop("start_signature", None)
     return {"workflow_id": workflow_id, "input": digest(body)}
+
+
+def _without_unset(value: Any) -> Any:
+    """``value`` with every empty ``LATER_FIELDS`` entry left out, at any depth (a plan's
+    input holds its tasks' inputs)."""
+    if isinstance(value, dict):
+        return {
+            key: _without_unset(item)
+            for key, item in value.items()
+            if not (key in LATER_FIELDS and not item)
+        }
+    if isinstance(value, list):
+        return [_without_unset(item) for item in value]
+    return value
 
 
 def signed_start(owner: OwnerKey, purpose: str, workflow_id: str, inp: S) -> S:
@@ -353,6 +378,9 @@ class TaskStatus:
     """Dollars of each iteration (the first iteration's first)."""
     budget_usd: float | None = None
     """The task's dollar budget with what humans added; None = no dollar budget."""
+    waiting_on: list[str] = field(default_factory=list)
+    """Tasks on overlapping files this one still waits for (phase ``waiting``): each must
+    finish and, when approved, land first. Empty once it goes on."""
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.loop.state import TaskState
     from semspec.workflow.task.loop.steps import Steps, findings_text, usage_memo
     from semspec.workflow.task.loop.subtasks import run_subtasks
+    from semspec.workflow.task.loop.waiting import wait_for_earlier_tasks
     from semspec.workflow.task.messages import (
         BudgetInput,
         BudgetOutcome,
@@ -173,6 +174,8 @@ class TaskWorkflow:
                 if budget.groups:
                     end = await run_subtasks(inp, self._state, budget)
                     return await finish(inp, self._state, self._activities, self._outbox, end)
+            # Earlier tasks on the same files finish and land first (docs/landing.md).
+            await wait_for_earlier_tasks(inp, self._state, self._activities)
             ws = self._ws = await self._prepare_workspace()
             end = await self._loop(ws)
         except asyncio.CancelledError:

@@ -87,6 +87,11 @@ class TaskState:
             stamped[LOG_TIME_KEY] = at
         status.log.append(LogEntry(status.iteration, kind, message, stamped))
 
+    def waiting(self, task_ids: list[str]) -> None:
+        """The task waits for ``task_ids``, earlier tasks on its files (``waiting``)."""
+        self.status.phase = "waiting"
+        self.status.waiting_on = list(task_ids)
+
     def budget_checked(self, budget: BudgetOutcome) -> None:
         """The pre-flight check chose the models and measured the window."""
         self.status.assignment = list(budget.assignment)
