@@ -60,6 +60,13 @@ def submit_cmd(
     keep_checkpoints: bool = typer.Option(
         False, "--keep-checkpoints", help="Keep checkpoint branches after the task ends."
     ),
+    land: str | None = typer.Option(
+        None,
+        "--land",
+        metavar="auto|manual",
+        help="auto: land the task on the base branch once approved; manual: wait for `semspec "
+        "task land` (default: the task file's land, else loop.land).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Submit a task: TITLE with --file/--criterion, or -f task.yaml.
@@ -90,6 +97,10 @@ def submit_cmd(
             plan_id=plan_id,
             script=script,
         )
+    if land is not None:
+        from semspec.client.task_spec import land_mode
+
+        draft.land = land_mode(land, "--land")
     inp = build_task_input(draft, cli.config, cli.repo)
     if keep_checkpoints:
         inp = replace(inp, spec=replace(inp.spec, keep_checkpoints=True))
@@ -185,7 +196,8 @@ def _show_status(
         status = await task_status(client, task_id)
         logs = render in (render_log, render_log_raw)
         # Where approved work is on its way to the base branch (docs/landing.md).
-        land = None if logs else await land_state(client, task_id, status.outcome)
+        # A task that lands itself says where its land is; else ask the land's workflow.
+        land = None if logs else status.land or await land_state(client, task_id, status.outcome)
         if as_json:
             print_json(
                 cli.console, jsonable(status.log) if logs else jsonable(status) | {"land": land}

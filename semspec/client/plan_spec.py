@@ -6,6 +6,7 @@ submit -f`` (``build_task_input``), and the dependencies are checked as a whole:
     id: arithmetic            # optional; a slug of the title by default
     title: Add arithmetic
     max_cost_usd: 5           # optional: dollars all tasks together may spend
+    land: auto                # optional: land each task once approved (default: loop.land)
     tasks:
       - id: add-sub
         title: Add subtraction
@@ -33,6 +34,7 @@ from semspec.client.task_spec import (
     build_task_input,
     check_title,
     dollars,
+    land_mode,
     new_task_id,
     read_spec_file,
     reject_unknown_keys,
@@ -42,7 +44,7 @@ from semspec.core.errors import TaskSpecError
 from semspec.workflow.plan.messages import PlanInput, PlanTask
 
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_PLAN_KEYS = {"id", "title", "description", "tasks", "max_cost_usd"}
+_PLAN_KEYS = {"id", "title", "description", "tasks", "max_cost_usd", "land"}
 _TASK_KEYS = {
     "id",
     "title",
@@ -52,6 +54,7 @@ _TASK_KEYS = {
     "depends_on",
     "script",
     "max_cost_usd",
+    "land",
 }
 # Fields named by ``build_task_input`` (CLI spellings) → the plan file's keys.
 _PLAN_KEY_OF = {"--file": "files", "--repo": None, "base_branch": None}
@@ -101,6 +104,10 @@ def draft_plan_from_yaml(path: Path) -> PlanDraft:
         raise TaskSpecError(f"{path}: a plan needs a non-empty list of tasks", field="tasks")
     tasks = [_task_draft(path, i, item, plan_id) for i, item in enumerate(items)]
     budget = dollars(path, raw.get("max_cost_usd"), "max_cost_usd")
+    # The plan's land mode is each task's, unless the task names its own.
+    land = land_mode(raw.get("land"), "land", path)
+    for task in tasks:
+        task.draft.land = task.draft.land or land
     return PlanDraft(plan_id, title, str(raw.get("description") or ""), tasks, budget)
 
 
@@ -135,6 +142,7 @@ def _task_draft(path: Path, index: int, item: object, plan_id: str) -> PlanTaskD
         plan_id=plan_id,
         script=script,
         max_cost_usd=dollars(path, item.get("max_cost_usd"), f"{where}.max_cost_usd"),
+        land=land_mode(item.get("land"), f"{where}.land", path),
     )
     return PlanTaskDraft(draft, _strings(path, item, "depends_on", where))
 

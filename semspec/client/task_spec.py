@@ -39,6 +39,7 @@ _TASK_KEYS = {
     "developer",
     "reviewer",
     "max_cost_usd",
+    "land",
 }
 _ROLE_KEYS = {"provider", "model", "script"}
 
@@ -59,6 +60,8 @@ class TaskDraft:
     reviewer: dict[str, Any] = field(default_factory=dict)
     max_cost_usd: float | None = None
     """The task's dollar budget, over ``loop.max_cost_usd``."""
+    land: str | None = None
+    """``auto`` or ``manual``, over ``loop.land`` (docs/landing.md)."""
 
 
 def check_title(title: str, where: str) -> str:
@@ -136,6 +139,25 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         developer=mapping("developer"),
         reviewer=mapping("reviewer"),
         max_cost_usd=dollars(path, raw.get("max_cost_usd"), "max_cost_usd"),
+        land=land_mode(raw.get("land"), "land", path),
+    )
+
+
+LAND_MODES = ("manual", "auto")
+"""How approved work reaches the base branch: by ``semspec task land``, or by itself."""
+
+
+def land_mode(value: Any, key: str, path: Path | None = None) -> str | None:
+    """``value`` as a land mode (absent: None); anything else is a ``TaskSpecError`` naming
+    ``key``."""
+    if value is None or value in LAND_MODES:
+        return None if value is None else str(value)
+    where = f"{path}: " if path is not None else ""
+    raise TaskSpecError(
+        f"{where}must be auto or manual (got {value!r})",
+        field=key,
+        hint="auto lands the task on the base branch once approved; manual waits for "
+        "`semspec task land`",
     )
 
 
@@ -279,6 +301,7 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
         developer=developer,
         reviewer=reviewer,
         project=config.project.name,
+        auto_land=(draft.land or config.loop.land) == "auto",
     )
     loop = config.loop
     limits = LoopLimits(

@@ -22,6 +22,15 @@ class FallbackReason(StrEnum):
     committed; the escalation names file and line, never the value."""
     NO_CHANGE = "no_change"
     """The developer's turns left the worktree unchanged, even after being told so."""
+    LAND_CONFLICT = "land_conflict"
+    """Approved work that lands by itself (``loop.land: auto``) conflicts with the base branch,
+    which moved since the task started; the escalation names the files."""
+    LAND_GATE_FAILED = "land_gate_failed"
+    """A required gate fails on the approved work combined with the moved base branch; the
+    escalation names the gate and carries its output."""
+    LAND_REFUSED = "land_refused"
+    """The land of approved work was refused without a conflict (a checkout of the base with
+    uncommitted changes, a base that kept moving, a land that failed)."""
 
 
 class RiskReason(StrEnum):

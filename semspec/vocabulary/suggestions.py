@@ -27,6 +27,8 @@ _GUIDANCE: Final[dict[str, str]] = {
     FallbackReason.NO_CHANGE: "edit the files; check that the agent CLI may write and run tools",
     FallbackReason.SECRET_IN_CHANGE: "remove the secret from the file named; read it from the "
     "environment at run time instead",
+    FallbackReason.LAND_CONFLICT: "make the change again on the current base branch",
+    FallbackReason.LAND_GATE_FAILED: "make the gate pass on the current base branch",
     **{spec.reason: spec.guidance for spec in STEP_RULES},
 }
 _BUDGET_REASONS: Final = (RiskReason.CONTEXT_PRESSURE, RiskReason.CONTEXT_EXHAUSTION)
@@ -34,6 +36,9 @@ _ACCEPT: Final[dict[str, str]] = {
     RiskReason.SCOPE_CREEP: "accept the extra files",
     FallbackReason.UNKNOWN_PRICE: "run the model without a price for the rest of the task",
     FallbackReason.SECRET_IN_CHANGE: "approve anyway (the commit is refused again: the task fails)",
+    FallbackReason.LAND_CONFLICT: "land the task branch again as it is (after fixing it by hand)",
+    FallbackReason.LAND_GATE_FAILED: "land the task branch again as it is",
+    FallbackReason.LAND_REFUSED: "land again (after cleaning the checkout)",
 }
 """What ``approve`` means for a reason, where it is not "approve the work as it is"."""
 

@@ -24,6 +24,7 @@ from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.index_activity import reindex_changes
 from semspec.workflow.task.owner_check import OwnerCheck
 from semspec.workflow.task.publisher import EventPublisher
+from semspec.workflow.task.restart_activity import restart_on_base
 from semspec.workflow.task.wait_activity import wait_for_tasks
 from semspec.workflow.task.workflows import TaskWorkflow
 
@@ -89,6 +90,7 @@ def build_worker(
             context_activities.finalize,
             reindex_changes,
             land_activities.land,
+            restart_on_base,
             wait_for_tasks,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,

@@ -205,6 +205,11 @@ class LoopConfig(_Section):
     """US dollars one task may spend on model calls before it pauses and escalates
     (``budget_exhausted``); unset = no dollar budget. With a budget, a model without a price in
     the registry is not run until a human agrees (``unknown_price``)."""
+    land: Literal["manual", "auto"] = "manual"
+    """What happens to approved work: ``manual`` waits for ``semspec task land``; ``auto`` lands
+    each task on the base branch as it is approved, through the base branch's queue (a conflict
+    or a gate failing on the result escalates ``land_conflict`` / ``land_gate_failed``;
+    docs/landing.md). A task or plan file's ``land:`` wins."""
 
 
 class RiskRule(_Section):

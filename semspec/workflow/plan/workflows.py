@@ -1,8 +1,9 @@
 """``PlanWorkflow``: runs a plan's tasks as child ``TaskWorkflow``s in dependency order.
 
 A task starts once every task it depends on was approved, on a branch that starts from their
-approved commits (merged when there are several); tasks whose dependencies are all approved
-run in parallel. A task whose dependency ended any other way is skipped, since its
+approved commits (merged when there are several), or, for dependencies that landed themselves
+(``land: auto``), from the base branch's commit they landed as; tasks whose dependencies are
+all approved run in parallel. A task whose dependency ended any other way is skipped, since its
 premise is gone. Children keep the ids ``task-<task_id>``, so the task CLI, the risk monitor
 and its signal bridge address them exactly like tasks submitted on their own.
 
@@ -82,6 +83,8 @@ class PlanWorkflow:
         )
         self._changed = False
         self._owner_key = inp.owner_key
+        self._landed: dict[str, str] = {}
+        """Task id → the base's commit its work landed as (tasks that land themselves)."""
 
     @workflow.run
     async def run(self, inp: PlanInput) -> PlanResult:
@@ -146,8 +149,10 @@ class PlanWorkflow:
 
     async def _run_task(self, task: PlanTask) -> None:
         row = self._rows[task.input.spec.task_id]
-        # The task builds on its dependencies' approved work, not on the bare base branch.
-        after = [c for c in (self._rows[d].commit_id for d in task.depends_on) if c]
+        # The task builds on its dependencies' approved work, not on the bare base branch;
+        # on the base itself where they landed (it holds their work and everything before).
+        deps = task.depends_on
+        after = [c for c in (self._landed.get(d) or self._rows[d].commit_id for d in deps) if c]
         spec = replace(task.input.spec, after_commits=after)
         child = replace(task.input, spec=spec, share_usd=row.share_usd)
         child_id = task_workflow_id(row.task_id)
@@ -166,6 +171,8 @@ class PlanWorkflow:
             row.reason, row.commit_id = result.reason, result.commit_id
             row.branch, row.iterations = result.branch, result.iterations
             row.cost_usd = result.status.usage.cost_usd
+            if (land := result.status.land) is not None and land.get("state") == "landed":
+                self._landed[row.task_id] = land.get("commit", "")
             self._status.usage.merge(result.status.usage)
             workflow.upsert_memo({USAGE_MEMO: self._status.usage.to_memo()})
         except ActivityError as err:

@@ -43,6 +43,9 @@ class TaskListing:
     pending_escalation: dict[str, Any] | None = None
     """The question waiting for a human, whole (an ``Escalation``'s fields): ``escalations
     list`` prints it as it is."""
+    land: dict[str, str] | None = None
+    """Where a task that lands itself is on its way to the base (``TaskStatus.land``, the shape
+    of ``land_client.land_state``); None = not landing itself."""
     waiting_on: list[str] = field(default_factory=list)
     """Earlier tasks on the same files this one waits for (phase ``waiting``; docs/landing.md)."""
 
@@ -66,6 +69,7 @@ def listing_of(status: TaskStatus) -> TaskListing:
         # Two decimals: the memo changes per shown percent, not per token.
         utilization=round(context.utilization, 2) if context else None,
         pending_escalation=asdict(esc) if (esc := status.pending_escalation) else None,
+        land=dict(status.land) if status.land else None,
         waiting_on=list(status.waiting_on),
     )
 
@@ -136,4 +140,7 @@ def listing_from_memo(raw: Any) -> TaskListing | None:
     escalation = raw.get("pending_escalation")
     if isinstance(escalation, dict):
         found["pending_escalation"] = escalation
+    land = raw.get("land")
+    if isinstance(land, dict) and isinstance(land.get("state"), str):
+        found["land"] = {str(k): v for k, v in land.items() if isinstance(v, str)}
     return TaskListing(**found)

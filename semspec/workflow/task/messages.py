@@ -112,6 +112,7 @@ Phase = Literal[
     "gates",
     "reviewer",
     "committing",
+    "landing",
     "checkpoint",
     "escalated",
     "paused",
@@ -237,7 +238,7 @@ class SignedInput(Protocol):
 S = TypeVar("S", bound=SignedInput)
 
 
-LATER_FIELDS = frozenset({"wait_for"})
+LATER_FIELDS = frozenset({"wait_for", "auto_land"})
 """Input fields added after inputs were first signed: covered when set, left out when empty, so
 an input signed (and a history recorded) before the field existed still verifies."""
 
@@ -378,6 +379,10 @@ class TaskStatus:
     """Dollars of each iteration (the first iteration's first)."""
     budget_usd: float | None = None
     """The task's dollar budget with what humans added; None = no dollar budget."""
+    land: dict[str, str] | None = None
+    """Where a task that lands itself (``auto_land``) is on its way to the base, in the shape of
+    ``land_client.land_state``: ``{"state": "queued"}``, ``{"state": "landed", "commit": ...}``
+    or ``{"state": "land failed", "reason": ..., "message": ...}``; None = not landing itself."""
     waiting_on: list[str] = field(default_factory=list)
     """Tasks on overlapping files this one still waits for (phase ``waiting``): each must
     finish and, when approved, land first. Empty once it goes on."""

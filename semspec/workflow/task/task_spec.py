@@ -53,6 +53,9 @@ class TaskSpec:
     """Keep ``semspec/checkpoint/<task>/<n>`` branches after the task ends."""
     after_commits: list[str] = field(default_factory=list)
     """Approved commits of the plan tasks this one depends on; its branch starts from them."""
+    auto_land: bool = False
+    """Land the work on the base branch as soon as it is approved (``loop.land: auto``, or
+    ``land: auto`` in the task or plan file); False: it waits for ``semspec task land``."""
 
     @property
     def workspace_key(self) -> str:

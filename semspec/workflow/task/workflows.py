@@ -88,6 +88,7 @@ with workflow.unsafe.imports_passed_through():
     from semspec.workflow.task.loop.escalations import Escalations, UnsignedAnswer
     from semspec.workflow.task.loop.escalator import Escalator
     from semspec.workflow.task.loop.finish import elapsed_s, finish, record_cancel
+    from semspec.workflow.task.loop.landing import Landing
     from semspec.workflow.task.loop.listing_memo import ListingMemo
     from semspec.workflow.task.loop.outbox import Outbox
     from semspec.workflow.task.loop.outcomes import (
@@ -153,6 +154,7 @@ class TaskWorkflow:
         self._ask = Escalator(
             state, self._escalations, self._signals, self._outbox, inp.limits.max_retries
         )
+        self._landing = Landing(inp, state, self._ask, self._activities)
         if (cont := inp.continuation) is not None:
             restore(cont, state.status, self._signals, state.loop)
             self._outbox.carried(cont.outbox)
@@ -222,6 +224,7 @@ class TaskWorkflow:
         """Passes until one finishes the task; a human's answer is acted on between passes."""
         while True:
             try:
+                ws = self._ws = self._landing.workspace or ws  # a land's retry starts anew
                 end = await self._pass(ws)
             except ActivityError as err:
                 if was_cancelled(err):
@@ -241,7 +244,7 @@ class TaskWorkflow:
             return Finished("aborted", answer.reason)
         if res.action == "approve":
             await self._steps.commit(ws, "human", res.resolved_by)
-            return Finished("approved")
+            return await self._landing.after_approval(ws)  # lands when it lands itself
         if res.action == "retry":
             self._state.loop.guidance = res.guidance
         if res.action == "extend_budget":
@@ -290,7 +293,7 @@ class TaskWorkflow:
             if (end := await self._safe_point(before_commit=True)) is not None:
                 return end
             await self._steps.commit(ws, review.reviewer, "reviewer")
-            return Finished("approved")
+            return await self._landing.after_approval(ws)  # lands when it lands itself
         escalate = after_review(review.verdict, review.reason, review.summary)
         if escalate is not None:
             return await self._ask.ask(escalate.reason, escalate.message)

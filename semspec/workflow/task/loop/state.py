@@ -152,6 +152,11 @@ class TaskState:
         """The approved work is a commit on the task's branch."""
         self.status.commit_id = commit_id
 
+    def land_changed(self, land: dict[str, str] | None) -> None:
+        """Where the approved work of a task that lands itself is on its way to the base
+        (``landing``); None once it starts again on the base."""
+        self.status.land = None if land is None else dict(land)
+
     def failed_attempt(self, fingerprint: str, why: str) -> Escalate | None:
         """Count a failed attempt (gates or review) with its evidence; the escalation it calls
         for, or None when a retry is left."""

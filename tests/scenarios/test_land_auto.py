@@ -1,0 +1,214 @@
+"""Scenario: tasks that land themselves (`loop.land: auto`) on a copy of mdurl.
+
+- With `loop.land: auto` in the config, an approved task is on main with no command typed: main
+  moves to the landed commit, the user's clean checkout follows, and `task status` says landed.
+- A task submitted with `--land auto` whose base moves under it (the user commits a rewrite of
+  the same line while the task's gates run) does not land: it escalates `land_conflict` naming
+  the file. After `escalations resolve ... retry`, the developer makes the change again on the
+  moved main, and it lands on top of the user's commit.
+- A plan with `land: auto` lands each task as it is approved; the dependent task starts from the
+  commit its dependency landed as, so it lands by fast-forward.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support.mdurl_project import (
+    ADDED_TEST,
+    FORMAT_PY,
+    TEST_SUITE,
+    make_project,
+    original,
+    project_config,
+    pytest_gate,
+    with_new_function,
+)
+from tests.support.scenario_tasks import APPROVE, entries, new_id, resolve, submit
+from tests.support.stack import Stack, write_script
+
+SUITE = "tests/test_mdurl.py"
+BARRIER = """\
+import pathlib, sys, time
+folder = pathlib.Path(sys.argv[1])
+(folder / "waiting").touch()
+deadline = time.monotonic() + 150
+while not (folder / "go").exists() and time.monotonic() < deadline:
+    time.sleep(0.1)
+sys.exit(0 if (folder / "go").exists() else 1)
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def user_commits(repo: Path, path: str, text: str, message: str) -> str:
+    """The user changes ``path`` in their checkout of main and commits it; the new main."""
+    (repo / path).write_text(text, encoding="utf-8")
+    git(repo, "add", path)
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@example.com", "commit", "-qm", message)
+    return git(repo, "rev-parse", "main")
+
+
+def worktrees(repo: Path) -> list[str]:
+    listed = git(repo, "worktree", "list", "--porcelain").splitlines()
+    return [
+        str(Path(line.removeprefix("worktree ")).resolve())
+        for line in listed
+        if line.startswith("worktree ")
+    ]
+
+
+def barrier_gate(folder: Path) -> dict[str, Any]:
+    """A required gate that waits until the test creates ``folder/go`` (at most 150 s)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "barrier.py"
+    script.write_text(BARRIER, encoding="utf-8")
+    return {"name": "barrier", "command": f"{sys.executable} {script} {folder}", "timeout": 180}
+
+
+def wait_for(path: Path, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.1)
+
+
+def test_with_loop_land_auto_an_approved_task_is_on_main_with_no_command_typed(
+    stack: Stack,
+) -> None:
+    config = project_config(stack, "land-auto", loop={"land": "auto"})
+    repo = make_project(stack, "land-auto", config)
+    start = git(repo, "rev-parse", "main")
+    task_id = new_id("hash")
+    script = [{"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}]
+
+    code, result = submit(stack, repo, task_id, [FORMAT_PY], script)
+
+    assert (code, result["outcome"]) == (0, "approved"), str(result)[-2000:]
+    landed = git(repo, "rev-parse", "main")
+    assert landed != start and git(repo, "rev-parse", "main~1") == start
+    status = stack.status(task_id, repo=repo)
+    assert status["land"] == {"state": "landed", "commit": landed}
+    human = stack.cli("task", "status", task_id, repo=repo).stdout
+    assert f"  land: landed {landed[:12]}" in human
+    assert any("landed on main" in line for line in entries(status, "land"))
+    # The user's clean checkout of main follows; the task's worktree is gone.
+    assert "format_without_hash" in (repo / FORMAT_PY).read_text()
+    assert git(repo, "status", "--porcelain") == ""
+    assert worktrees(repo) == [str(repo.resolve())]
+
+
+def test_a_task_whose_base_moved_on_the_same_line_escalates_land_conflict_and_lands_after_retry(
+    stack: Stack,
+) -> None:
+    barrier = stack.root / "land-conflict-barrier"
+    gates = {"sandbox": "none", "additional": [pytest_gate(), barrier_gate(barrier)]}
+    repo = make_project(stack, "land-conflict", project_config(stack, "land-conflict", gates=gates))
+    text = original(FORMAT_PY)
+    theirs = text.replace("# ipv6 address", "# IPv6 host")
+    assert theirs != text, "mdurl/_format.py changed shape; update the scenario"
+    ours = text.replace("# ipv6 address", "# ipv6 goes in brackets")
+    again = theirs.replace("# IPv6 host", "# IPv6 host, in brackets")
+    task_id = new_id("brackets")
+    script = [
+        {"developer": {"write": {FORMAT_PY: ours}}, "reviewer": APPROVE},
+        {"developer": {"write": {FORMAT_PY: again}}, "reviewer": APPROVE},
+    ]
+    code, _ = submit(stack, repo, task_id, [FORMAT_PY], script, "--land", "auto", wait=False)
+    assert code == 0
+
+    # While the task's gates run, the user rewrites the same line on main.
+    wait_for(barrier / "waiting")
+    moved = user_commits(repo, FORMAT_PY, theirs, "the user's own wording")
+    (barrier / "go").touch()
+
+    asked = stack.wait_status(
+        task_id, lambda s: s["pending_escalation"] is not None, timeout_s=120, repo=repo
+    )
+    question = asked["pending_escalation"]
+    assert question["reason"] == "land_conflict"
+    assert f"conflicts in {FORMAT_PY}" in question["message"]
+    assert asked["land"]["state"] == "land failed"
+    assert asked["land"]["reason"] == "land_conflict"
+    assert git(repo, "rev-parse", "main") == moved  # nothing landed
+
+    resolve(stack, repo, task_id, "retry", "--guidance", "keep the user's wording")
+    done = stack.wait_status(task_id, lambda s: bool(s["outcome"]), timeout_s=150, repo=repo)
+
+    assert done["outcome"] == "approved", str(done)[-3000:]
+    landed = git(repo, "rev-parse", "main")
+    assert done["land"] == {"state": "landed", "commit": landed}
+    assert git(repo, "rev-parse", "main~1") == moved
+    assert (repo / FORMAT_PY).read_text() == again
+    assert done["iteration"] == 2
+    assert done["base_commit"] == moved  # the second attempt started from the moved main
+    assert any(f"started again on main at {moved[:10]}" in m for m in entries(done, "workspace"))
+
+
+def test_a_plan_with_land_auto_lands_each_task_and_the_dependent_starts_from_the_landed_base(
+    stack: Stack,
+) -> None:
+    repo = make_project(stack, "plan-auto", project_config(stack, "plan-auto"))
+    start = git(repo, "rev-parse", "main")
+    first, second = new_id("add-function"), new_id("test-function")
+    scripts = stack.root / "plan-auto-scripts"
+    write_script(
+        scripts / "first.yaml",
+        [{"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}],
+    )
+    write_script(
+        scripts / "second.yaml",
+        [{"developer": {"write": {SUITE: TEST_SUITE + "\n\n" + ADDED_TEST}}, "reviewer": APPROVE}],
+    )
+    plan_id = new_id("plan")
+    plan = {
+        "id": plan_id,
+        "title": "format without the fragment, then its test",
+        "land": "auto",
+        "tasks": [
+            {
+                "id": first,
+                "title": "Add format_without_hash",
+                "files": [FORMAT_PY],
+                "criteria": ["format_without_hash(url) drops the fragment"],
+                "script": "first.yaml",
+            },
+            {
+                "id": second,
+                "title": "Test format_without_hash",
+                "files": [SUITE],
+                "criteria": ["a test covers format_without_hash"],
+                "script": "second.yaml",
+                "depends_on": [first],
+            },
+        ],
+    }
+    plan_file = scripts / "plan.yaml"
+    plan_file.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
+
+    done = stack.cli("plan", "submit", str(plan_file), "--wait", "--json", repo=repo, timeout=240)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    one, two = (stack.status(t, repo=repo) for t in (first, second))
+    assert one["land"]["state"] == two["land"]["state"] == "landed"
+    assert git(repo, "log", "--format=%H", "-3", "main").splitlines() == [
+        two["land"]["commit"],
+        one["land"]["commit"],
+        start,
+    ]
+    # The dependent task forked from the commit its dependency landed as.
+    assert two["base_commit"] == one["land"]["commit"]
+    assert "format_without_hash" in (repo / SUITE).read_text()
+    assert git(repo, "status", "--porcelain") == ""
+    assert worktrees(repo) == [str(repo.resolve())]
+    assert git(repo, "branch", "--list", "semspec/checkpoint/*") == ""
