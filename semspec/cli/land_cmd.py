@@ -75,22 +75,11 @@ def land_cmd(
 
 
 def _tell(console: Any, task_id: str, base: str, result: LandResult) -> None:
-    from semspec.workflow.land.landing import ALREADY_LANDED, LANDED
+    # The console's Land button says the same (client/land_text.py).
+    from semspec.client.land_text import result_lines
 
-    if result.outcome == LANDED:
-        where = f"; {result.checkout} updated" if result.checkout else "; only the ref moved"
-        console.print(
-            f"landed {task_id} on {base} at {result.commit[:12]} ({result.method}){where}",
-            markup=False,
-        )
-    elif result.outcome == ALREADY_LANDED:
-        console.print(f"{task_id} is already on {base} ({result.commit[:12]})", markup=False)
-    else:
-        console.print(f"not landed: {result.message}", markup=False)
-        if result.gate_feedback:
-            console.print(result.gate_feedback, markup=False)
-        if result.hint:
-            console.print(f"hint: {result.hint}", markup=False)
+    for line in result_lines(task_id, base, result):
+        console.print(line, markup=False)
 
 
 def export_cmd(

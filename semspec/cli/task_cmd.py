@@ -212,15 +212,9 @@ def _show_status(
 
 def land_text(task_id: str, land: dict[str, str]) -> str:
     """The ``land:`` line of ``task status`` from ``land_client.land_state``'s dict."""
-    state = land.get("state", "")
-    if state == "approved":
-        return f"not landed (approved; semspec task land {task_id})"
-    if state == "landed":
-        return f"landed {land.get('commit', '')[:12]}".rstrip()
-    if state == "land failed":
-        why = ": ".join(v for v in (land.get("reason"), land.get("message")) if v)
-        return f"failed ({why})" if why else "failed"
-    return state
+    from semspec.client.land_text import status_line
+
+    return status_line(task_id, land)
 
 
 @app.command("status")
@@ -301,11 +295,25 @@ def list_cmd(
             empty = f"no task matches --state {state}" if state else "no task yet"
             cli.console.print(empty, markup=False)
             return
+        from semspec.client.land_text import list_cell
+
+        # land: where approved work is on its way to the base, or the tasks it waits on.
         print_table(
             cli.console,
             None,
-            ["task", "state", "phase", "iteration", "title", "started"],
-            [(r.task_id, r.state, r.phase, r.iteration, r.title, r.started) for r in rows],
+            ["task", "state", "phase", "iteration", "title", "started", "land"],
+            [
+                (
+                    r.task_id,
+                    r.state,
+                    r.phase,
+                    r.iteration,
+                    r.title,
+                    r.started,
+                    list_cell(r.land, r.waiting_on),
+                )
+                for r in rows
+            ],
             wide=wide,
         )
 

@@ -7,9 +7,9 @@ input, gates included, with the owner's key (ADR 0004), and the worker runs it o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 from semspec.client.task_client import task_status
@@ -58,12 +58,21 @@ async def land_input(
 
 async def land(client: Client, task_queue: str, inp: LandInput, owner: OwnerKey) -> LandResult:
     """Start (or join, when one is running) the signed land of the task and wait for it."""
+    handle = await start_land(client, task_queue, inp, owner)
+    result: LandResult = await handle.result()
+    return result
+
+
+async def start_land(
+    client: Client, task_queue: str, inp: LandInput, owner: OwnerKey
+) -> WorkflowHandle[Any, LandResult]:
+    """Start (or join, when one is running) the signed land of the task; its handle."""
     from semspec.workflow.land.landing import LandResult
     from semspec.workflow.land.messages import LAND_START, LAND_WORKFLOW, land_workflow_id
     from semspec.workflow.task.messages import signed_start
 
     workflow_id = land_workflow_id(inp.task_id)
-    handle = await client.start_workflow(
+    return await client.start_workflow(
         LAND_WORKFLOW,
         signed_start(owner, LAND_START, workflow_id, inp),
         id=workflow_id,
@@ -73,8 +82,6 @@ async def land(client: Client, task_queue: str, inp: LandInput, owner: OwnerKey)
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
-    result: LandResult = await handle.result()
-    return result
 
 
 async def land_state(client: Client, task_id: str, outcome: str | None) -> dict[str, str] | None:
@@ -84,7 +91,8 @@ async def land_state(client: Client, task_id: str, outcome: str | None) -> dict[
     from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
     from temporalio.service import RPCError, RPCStatusCode
 
-    from semspec.workflow.land.landing import ALREADY_LANDED, LANDED, LandResult
+    from semspec.workflow.land.land_memo import NOT_FINISHED, land_state_of
+    from semspec.workflow.land.landing import LandResult
     from semspec.workflow.land.messages import land_workflow_id
 
     if outcome != "approved":
@@ -99,11 +107,9 @@ async def land_state(client: Client, task_id: str, outcome: str | None) -> dict[
     if described.status == WorkflowExecutionStatus.RUNNING:
         return {"state": "queued"}
     if described.status != WorkflowExecutionStatus.COMPLETED:
-        return {"state": "land failed", "reason": "the land did not finish"}
+        return {"state": "land failed", "reason": NOT_FINISHED}
     try:
         result = await handle.result()
     except WorkflowFailureError as failed:
         return {"state": "land failed", "reason": str(failed.cause)}
-    if result.outcome in (LANDED, ALREADY_LANDED):
-        return {"state": "landed", "commit": result.commit}
-    return {"state": "land failed", "reason": result.outcome, "message": result.message}
+    return land_state_of(result)

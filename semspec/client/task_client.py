@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
@@ -71,6 +72,10 @@ class TaskSummary:
     phase: str
     iteration: int
     started: str
+    land: dict[str, str] | None = None
+    """Where approved work is on its way to the base (``land_client.land_state``'s shape)."""
+    waiting_on: list[str] = field(default_factory=list)
+    """Tasks on overlapping files it waits for before it goes on."""
 
 
 @dataclass
@@ -280,14 +285,31 @@ async def list_tasks(
         if wanted and wanted not in (shown, phase):
             continue
         if limit is not None and len(rows) >= limit:
-            return TaskPage(rows, more=True, listings=listings)
+            return await _with_land(client, TaskPage(rows, more=True, listings=listings))
         started = wf.start_time.isoformat(timespec="seconds") if wf.start_time else ""
         title, iteration = (listing.title, listing.iteration) if listing else ("", 0)
         task_id = task_id_of(wf.id)
         rows.append(TaskSummary(task_id, shown, title, phase, iteration, started))
         if listing is not None:
             listings[task_id] = listing
-    return TaskPage(rows, more=False, listings=listings)
+    return await _with_land(client, TaskPage(rows, more=False, listings=listings))
+
+
+async def _with_land(client: Client, page: TaskPage) -> TaskPage:
+    """``page`` with each row's land state and the tasks it waits on: the page's lands are
+    read in one more visibility call, only when an approved task is on it (docs/landing.md)."""
+    from semspec.client.land_listing import land_states, listed_land, listed_waits
+
+    approved = [row for row in page.rows if row.phase == "approved"]
+    lands: dict[str, dict[str, str]] = {}
+    if approved:
+        since = min((row.started for row in approved), default="")
+        lands = await land_states(client, datetime.fromisoformat(since) if since else None)
+    for row in page.rows:
+        listing = page.listings.get(row.task_id)
+        row.land = listed_land(row.task_id, row.phase == "approved", listing, lands)
+        row.waiting_on = listed_waits(listing)
+    return page
 
 
 async def running_listings(client: Client) -> dict[str, TaskListing]:

@@ -18,6 +18,7 @@ from semspec.console import (
     board_page,
     inbox_page,
     knowledge_page,
+    land_action,
     monitor_page,
     task_page,
 )
@@ -57,6 +58,7 @@ def create_app(state: ConsoleState) -> Starlette:
     routes: list[BaseRoute] = [
         *board_page.routes(),
         *task_page.routes(),
+        *land_action.routes(),
         *inbox_page.routes(),
         *monitor_page.routes(),
         *knowledge_page.routes(),

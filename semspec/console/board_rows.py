@@ -8,11 +8,13 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from temporalio.service import RPCError, RPCStatusCode
 
+from semspec.client.land_listing import land_states, listed_land, listed_waits
+from semspec.client.land_text import list_cell
 from semspec.client.task_client import state_name
 from semspec.client.task_render import retries_fraction
 from semspec.core.errors import InputError
@@ -58,6 +60,14 @@ class BoardRow:
     """Why it ended, when it ended otherwise than approved (a refusal's reason, an abort's)."""
     closed: str = ""
     """When its workflow closed (ISO 8601); empty while it runs."""
+    own_land: dict[str, str] | None = None
+    """The land state its listing keeps, if it keeps one (``TaskListing.land``)."""
+    waiting_on: tuple[str, ...] = ()
+    """Tasks on overlapping files it waits for (``TaskListing.waiting_on``)."""
+    land: str = ""
+    """Its land cell (``land_text.list_cell``); filled per page, as a land follows the task."""
+    land_state: str = ""
+    """The land state's name (``approved``, ``queued``, ``landed``, ``land failed``)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +120,33 @@ async def board_page(
             closed[wf.run_id] = made
         rows.append(made)
     following = pages.next_page_token
+    rows = await with_land(client, rows)
     return BoardPage(rows, base64.urlsafe_b64encode(following).decode() if following else "")
+
+
+async def with_land(client: Client, rows: list[BoardRow]) -> list[BoardRow]:
+    """``rows`` with their land cells: the page's lands in one more visibility call, made only
+    when an approved task is on it (``client.land_listing``). A closed task's row is kept, but
+    its land goes on after it closed, so the cell is read anew for each page."""
+    approved = [row for row in rows if row.column == "approved"]
+    lands: dict[str, dict[str, str]] = {}
+    if approved:
+        since = min(row.started for row in approved)
+        lands = await land_states(client, datetime.fromisoformat(since) if since else None)
+    shown = []
+    for row in rows:
+        land = listed_land(row.task_id, row.column == "approved", _Own(row.own_land), lands)
+        state = land.get("state", "") if land else ""
+        cell = list_cell(land, list(row.waiting_on))
+        shown.append(replace(row, land=cell, land_state=state))
+    return shown
+
+
+@dataclass(frozen=True)
+class _Own:
+    """What ``listed_land`` reads of a listing: its own land state."""
+
+    land: dict[str, str] | None
 
 
 def _token(after: str) -> bytes | None:
@@ -142,6 +178,8 @@ def board_row(task_id: str, wf_state: str, started: str, listing: TaskListing | 
         started=started,
         cost=spent_text(listing.cost_usd, listing.unpriced_models),
         reason=(listing.reason or "") if listing.outcome and listing.outcome != "approved" else "",
+        own_land=listed_land(task_id, False, listing, {}),
+        waiting_on=tuple(listed_waits(listing)),
     )
 
 

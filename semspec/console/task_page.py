@@ -31,6 +31,7 @@ from temporalio.client import WorkflowQueryFailedError
 from semspec.client.task_client import task_status
 from semspec.console.diff_files import split_patch
 from semspec.console.iteration_diffs import iteration_diffs
+from semspec.console.land_action import land_view
 from semspec.console.stack_problem import STACK_ERRORS, stack_problem
 from semspec.console.state import ConsoleState
 from semspec.console.task_diff import task_diff
@@ -68,6 +69,9 @@ async def task(request: Request) -> Response:
         return state.render(request, "task.html", context, status=code)
     diff = await task_diff(status, state.repo)
     per_iteration = await iteration_diffs(status, state.repo)
+    # Where approved work is on its way to the base, and the Land button (land_action.py).
+    base = state.config.project.base_branch
+    land = await land_view(request, await state.temporal(), status, base)
     context = {
         "task_id": task_id,
         "status": status,
@@ -79,6 +83,7 @@ async def task(request: Request) -> Response:
         "gate_tail_lines": GATE_TAIL_LINES,
         "cost": spent_text(status.usage.cost_usd, status.usage.unpriced_models),
         "budget": usd(status.budget_usd) if status.budget_usd is not None else "",
+        **land,
     }
     return state.render(request, "task.html", context)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 PATCHES: dict[str, str] = {
     # The task keeps its list row in its memo (``workflow/task/loop/listing_memo.py``, issue 31).
     "listing-memo": "0.1",
+    # A land keeps where it left its task in its memo (``workflow/land/land_memo.py``, issue 28).
+    "land-memo": "0.1",
 }
 """Patch id → the minor version (``"0.N"``) that added it. The eight patches written while 0.1.0
 was developed went with issue 27."""

@@ -81,7 +81,12 @@ def test_task_list_shows_every_state_with_no_worker_running(tasks: Tasks) -> Non
     assert (by_id[tasks.running]["state"], by_id[tasks.running]["phase"]) == ("running", "starting")
     assert by_id[tasks.running]["title"] == f"task {tasks.running}"
     # The JSON rows keep their fields.
-    assert set(rows[0]) == {"task_id", "state", "title", "phase", "iteration", "started"}
+    assert set(rows[0]) == {
+        "task_id", "state", "title", "phase", "iteration", "started", "land", "waiting_on"
+    }  # fmt: skip
+    # Where approved work is on its way to main: no land ran, so approved, not landed.
+    assert by_id[tasks.approved]["land"] == {"state": "approved"}
+    assert by_id[tasks.running]["land"] is None
 
 
 def test_task_list_limit_shows_the_newest_and_says_there_are_more(tasks: Tasks) -> None:

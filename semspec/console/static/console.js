@@ -5,7 +5,9 @@
   "use strict";
 
   var COLUMNS = ["running", "escalated", "halted", "approved", "failed"];
-  var FIELDS = ["plan_id", "phase", "iteration", "retries", "pressure", "cost", "signal", "started", "updated"];
+  // "land" is filled when the page loads (a land is no loop event): a row the feed makes keeps
+  // its cell, empty, in its column.
+  var FIELDS = ["plan_id", "phase", "iteration", "retries", "pressure", "cost", "signal", "started", "updated", "land"];
   var TIMES = ["started", "updated"];
   var MINUTE = 60, HOUR = 3600, DAY = 86400;
 
