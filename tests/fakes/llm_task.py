@@ -28,11 +28,17 @@ APPROVE = {"verdict": "approve", "summary": "sub is correct and minimal"}
 GATE_CODE = "import calc; assert calc.sub(3, 1) == 2, 'sub(3, 1) should be 2'"
 
 
-def sample_repo(path: Path, llm_base_url: str, api_key_env: str | None = None) -> Path:
+def sample_repo(
+    path: Path,
+    llm_base_url: str,
+    api_key_env: str | None = None,
+    price: dict[str, float] | None = None,
+) -> Path:
     """A git repository on ``main`` with ``calc.py`` and a config whose roles use the fake LLM.
 
     The config sits untracked in ``.semspec/`` as after ``semspec init``; the services take any
-    free port, so parallel tests and other people's stacks never collide.
+    free port, so parallel tests and other people's stacks never collide. ``price`` is the fake
+    model's ``cost`` in the registry (none: the model has no price).
     """
     make_repo(path, {"README.md": "# sample\n", "calc.py": START_CALC})
     role: dict[str, Any] = {
@@ -58,7 +64,10 @@ def sample_repo(path: Path, llm_base_url: str, api_key_env: str | None = None) -
     }
     (path / ".semspec").mkdir(exist_ok=True)
     (path / ".semspec" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    registry = {"models": {"fake-model": fake_model_entry(llm_base_url)}}
+    entry = fake_model_entry(llm_base_url)
+    if price is not None:
+        entry["cost"] = price
+    registry = {"models": {"fake-model": entry}}
     (path / ".semspec" / "models.yaml").write_text(yaml.safe_dump(registry), encoding="utf-8")
     return path
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import nats
 import pytest
-import yaml
 from temporalio.client import Client
 
 from semspec.agents.steps import StepRecord, action_hash, observation_hash
@@ -30,7 +29,6 @@ from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.messages import EventContext, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.step_events import TurnObserver, step_outbox
-from semspec.workflow.worker import build_worker
 from tests.agents.test_llm_task_e2e_retries import run_task
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, cached, call, slow
 from tests.fakes.llm_task import (
@@ -38,13 +36,12 @@ from tests.fakes.llm_task import (
     TASK_TITLE,
     approve_reply,
     developer_replies,
-    fake_model_entry,
     sample_repo,
 )
 from tests.support.owner import OWNER
 from tests.support.servers import NatsServer
 from tests.support.stream_reads import task_events
-from tests.support.tasks import wait_for_phase
+from tests.support.tasks import owner_worker, wait_for_phase
 
 COST = {"input_per_1m": 500.0, "output_per_1m": 1_000.0, "cached_input_per_1m": 50.0}
 """The fake model's price: a call of 10 input and 5 output tokens costs $0.01."""
@@ -54,21 +51,8 @@ LISTING = call("list_dir", {"path": "."})
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str, nats_url: str) -> AsyncIterator[str]:
     """An in-process worker publishing to the test's NATS."""
-    publisher = EventPublisher(nats_url)
-    try:
-        async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
-            yield task_queue
-    finally:
-        await publisher.close()
-
-
-def priced_repo(path: Path, base_url: str) -> Path:
-    """The sample repository, its fake model priced in the registry."""
-    repo = sample_repo(path, base_url)
-    entry = {**fake_model_entry(base_url), "cost": COST}
-    registry = yaml.safe_dump({"models": {"fake-model": entry}})
-    (repo / ".semspec" / "models.yaml").write_text(registry, encoding="utf-8")
-    return repo
+    async with owner_worker(temporal_client, task_queue, nats_url):
+        yield task_queue
 
 
 def steps_of(events: list[MonitorEvent], role: str) -> list[dict[str, Any]]:
@@ -83,7 +67,7 @@ async def test_a_developer_turn_publishes_one_step_per_model_call_and_tool_call_
     task_id = f"steps-{uuid.uuid4().hex[:8]}"
     developer = [cached(LISTING, 4), *developer_replies()[1:]]
     with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
-        repo = priced_repo(tmp_path / "repo", llm.base_url)
+        repo = sample_repo(tmp_path / "repo", llm.base_url, price=COST)
         result = await run_task(temporal_client, worker, repo, task_id)
     events = await task_events(nats_url, task_id)
 
@@ -120,7 +104,7 @@ async def test_a_retried_activity_publishes_no_step_twice(
         *developer_replies(),
     ]
     with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
-        repo = priced_repo(tmp_path / "repo", llm.base_url)
+        repo = sample_repo(tmp_path / "repo", llm.base_url, price=COST)
         result = await run_task(temporal_client, worker, repo, task_id)
         calls = len(llm.requests_for("developer"))
     events = await task_events(nats_url, task_id)
@@ -180,7 +164,7 @@ async def test_a_halt_for_the_task_on_nats_stops_its_developer_before_the_next_m
     task_id = f"halt-{uuid.uuid4().hex[:8]}"
     developer = [slow(LISTING, 0.3)] * 12
     with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
-        repo = priced_repo(tmp_path / "repo", llm.base_url)
+        repo = sample_repo(tmp_path / "repo", llm.base_url, price=COST)
         await submit_task(temporal_client, worker, repo, task_id)
         handle = temporal_client.get_workflow_handle(task_workflow_id(task_id))
         try:
@@ -207,7 +191,7 @@ async def test_a_halt_for_another_task_does_not_stop_the_developer(
     task_id = f"go-on-{uuid.uuid4().hex[:8]}"
     developer = [slow(LISTING, 0.3)] * 3 + developer_replies()
     with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
-        repo = priced_repo(tmp_path / "repo", llm.base_url)
+        repo = sample_repo(tmp_path / "repo", llm.base_url, price=COST)
         await submit_task(temporal_client, worker, repo, task_id)
         await _until(lambda: len(llm.requests_for("developer")) == 2, "a second model call")
         await publish_halt(nats_url, f"other-{task_id}")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
 from temporalio.client import Client, WorkflowHandle
 
 from semspec.vocabulary.workflow_names import QUERY_STATUS, task_workflow_id
@@ -19,7 +20,9 @@ from semspec.workflow.task.messages import (
     TaskSpec,
     TaskStatus,
 )
-from tests.support.owner import signed
+from semspec.workflow.task.publisher import EventPublisher
+from tests.support.owner import OWNER, signed
+from tests.support.stack import write_script as write_script
 
 GOOD_CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN_CALC = "def add(a, b):\n    return a - b\n"
@@ -32,10 +35,20 @@ def check_gate(required: bool = True, name: str = "check") -> GateSpec:
     return GateSpec(name, f'{sys.executable} -c "{code}"', required, 60.0, ".")
 
 
-def write_script(path: Path, iterations: list[dict[str, Any]]) -> Path:
-    """Write a scripted-agent YAML script."""
-    path.write_text(yaml.safe_dump({"iterations": iterations}), encoding="utf-8")
-    return path
+@asynccontextmanager
+async def owner_worker(
+    client: Client, task_queue: str, nats_url: str
+) -> AsyncIterator[EventPublisher]:
+    """An in-process worker on ``task_queue`` serving the tests' owner key (``OWNER``), its loop
+    events published to the NATS at ``nats_url``."""
+    from semspec.workflow.worker import build_worker
+
+    publisher = EventPublisher(nats_url)
+    try:
+        async with build_worker(client, task_queue, publisher, owner=OWNER):
+            yield publisher
+    finally:
+        await publisher.close()
 
 
 def task_input(

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import yaml
 from temporalio.client import Client
 
 from semspec.client.task_client import submit
@@ -22,18 +21,17 @@ from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.task.messages import TaskResult
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.usage import PLAN_MEMO, USAGE_MEMO, UsageTotals
-from semspec.workflow.worker import build_worker
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_task import (
     TASK_CRITERION,
     TASK_TITLE,
     approve_reply,
     developer_replies,
-    fake_model_entry,
     sample_repo,
 )
 from tests.support.monitor_probe import messages_for
 from tests.support.owner import OWNER
+from tests.support.tasks import owner_worker
 
 CALL_USD = 0.02
 PRICE = {"input_per_1m": 1_000.0, "output_per_1m": 2_000.0}
@@ -43,19 +41,8 @@ PRICE = {"input_per_1m": 1_000.0, "output_per_1m": 2_000.0}
 async def worker(
     temporal_client: Client, task_queue: str, nats_url: str
 ) -> AsyncIterator[EventPublisher]:
-    publisher = EventPublisher(nats_url)
-    async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
+    async with owner_worker(temporal_client, task_queue, nats_url) as publisher:
         yield publisher
-    await publisher.close()
-
-
-def priced_repo(path: Path, base_url: str) -> Path:
-    """The sample repository, its model priced at $0.02 a call."""
-    repo = sample_repo(path, base_url)
-    entry = {**fake_model_entry(base_url), "cost": PRICE}
-    registry = yaml.safe_dump({"models": {"fake-model": entry}})
-    (repo / ".semspec" / "models.yaml").write_text(registry, encoding="utf-8")
-    return repo
 
 
 async def test_a_task_keeps_its_usage_in_the_memo_and_sends_it_with_finished(
@@ -67,7 +54,7 @@ async def test_a_task_keeps_its_usage_in_the_memo_and_sends_it_with_finished(
     )
     draft.plan_id = "plan-memo"
     with FakeLLMServer.for_roles(developer=developer_replies(), reviewer=[approve_reply()]) as llm:
-        repo = priced_repo(tmp_path / "repo", llm.base_url)
+        repo = sample_repo(tmp_path / "repo", llm.base_url, price=PRICE)
         inp = build_task_input(draft, load_config(repo), repo)
         await submit(temporal_client, task_queue, inp, OWNER)
         handle = temporal_client.get_workflow_handle(

@@ -19,19 +19,22 @@ from semspec.vocabulary.workflow_names import QUERY_STATUS
 from semspec.workflow.task.listing import TaskListing, listing_from_memo, listing_of
 from semspec.workflow.task.loop.listing_memo import LISTING_MEMO_PATCH
 from semspec.workflow.task.messages import Resolution, TaskResult, TaskStatus
-from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.task.workflows import TaskWorkflow
-from semspec.workflow.worker import build_worker
-from tests.support.owner import OWNER, answer
-from tests.support.tasks import BROKEN_CALC, start, task_input, wait_for_phase, write_script
+from tests.support.owner import answer
+from tests.support.tasks import (
+    BROKEN_CALC,
+    owner_worker,
+    start,
+    task_input,
+    wait_for_phase,
+    write_script,
+)
 
 
 @pytest.fixture
 async def worker(temporal_client: Client, task_queue: str, nats_url: str) -> AsyncIterator[None]:
-    publisher = EventPublisher(nats_url)
-    async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
+    async with owner_worker(temporal_client, task_queue, nats_url):
         yield
-    await publisher.close()
 
 
 async def _memo(client: Client, handle: WorkflowHandle[TaskWorkflow, TaskResult]) -> TaskListing:

@@ -19,13 +19,13 @@ from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.workflow_names import SIGNAL_HALT, UPDATE_RESOLVE, task_workflow_id
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
-from semspec.workflow.worker import build_worker
 from tests.support.monitor_probe import stream_of
-from tests.support.owner import OWNER, answer, send, signal_for, signed
+from tests.support.owner import answer, send, signal_for, signed
 from tests.support.tasks import (
     BROKEN_CALC,
     GOOD_CALC,
     GOOD_CALC_V2,
+    owner_worker,
     start,
     task_input,
     wait_for_phase,
@@ -44,10 +44,8 @@ CHANGES = {
 async def worker(
     temporal_client: Client, task_queue: str, nats_url: str
 ) -> AsyncIterator[EventPublisher]:
-    publisher = EventPublisher(nats_url)
-    async with build_worker(temporal_client, task_queue, publisher, owner=OWNER):
+    async with owner_worker(temporal_client, task_queue, nats_url) as publisher:
         yield publisher
-    await publisher.close()
 
 
 def _tid() -> str:
