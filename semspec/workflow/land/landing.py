@@ -119,8 +119,10 @@ def _conflict(plan: LandPlan) -> LandResult:
         base_before=plan.base_commit,
         conflicts=plan.conflicts,
         message=f"{plan.method} of {plan.task_id} on {plan.base_branch} conflicts in {files}",
-        # No escalation is opened for a conflict yet (docs/landing.md, "Not yet"): a person
-        # resolves it on the task branch, or asks for the change again on the new base.
+        # For `semspec task land` a person resolves it on the task branch, or asks for the
+        # change again on the new base. A task that lands itself (`loop.land: auto`) asks
+        # instead: it escalates `land_conflict`, whose `retry` redoes the change on the new
+        # base (task/loop/landing.py).
         hint=(
             f"resolve it by hand: rebase semspec/task/{plan.task_id} on {plan.base_branch}, fix "
             f"{files}, then run `semspec task land {plan.task_id}` again; or submit a follow-up "

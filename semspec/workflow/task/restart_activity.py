@@ -3,10 +3,9 @@ on the base branch as it is now.
 
 A ``retry`` answer to ``land_conflict`` or ``land_gate_failed`` (docs/landing.md) asks the
 developer to make the change again where the base moved to. The task branch is moved to the
-base's tip and the task's worktree checked out there (made again if it is gone); the approved
-change it held comes back as text, for the developer's guidance. The approved commit stays
-reachable from the land's record only through that text: the branch is the task's, and it now
-holds the work being redone. Blocking git work: a plain ``def`` activity on the worker's threads.
+base's tip and the task's worktree checked out there (made again if it is gone), untracked
+files removed; the approved change the branch held comes back as a patch, for the developer's
+feedback. Blocking git work: a plain ``def`` activity on the worker's threads.
 
 Types are evaluated here (no postponed annotations): Temporal's sandbox decodes the result from
 its hints.
