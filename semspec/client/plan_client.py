@@ -11,6 +11,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from semspec.client.task_claims import start_plan_claimed
 from semspec.client.task_client import running_listings
 from semspec.core.errors import InputError, NotFoundError, SemspecError
 from semspec.core.owner_key import OwnerKey
@@ -32,12 +33,17 @@ async def submit_plan(
     """
     workflow_id = plan_workflow_id(inp.plan_id)
     try:
-        return await client.start_workflow(
-            PlanWorkflow.run,
-            signed_start(owner, PLAN_START, workflow_id, inp),
-            id=workflow_id,
-            task_queue=task_queue,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        # Claimed: each task waits for earlier tasks on its files (task_claims).
+        return await start_plan_claimed(
+            client,
+            inp,
+            lambda claimed: client.start_workflow(
+                PlanWorkflow.run,
+                signed_start(owner, PLAN_START, workflow_id, claimed),
+                id=workflow_id,
+                task_queue=task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            ),
         )
     except WorkflowAlreadyStartedError:
         pass

@@ -2,10 +2,11 @@
 
 Every task submitted with declared files leaves a claim, ``<run dir>/claims/<task id>.json``
 (its files, repository, base branch and place in the order). A submit takes an exclusive
-``flock`` on ``<run dir>/claims.lock``, drops the claims of tasks that are out of the way
-(finished, and landed if approved: ``waited_tasks``, asked of Temporal by id and of git),
-names the remaining tasks whose files overlap its own in ``TaskInput.wait_for`` (in submission
-order), starts the workflow with that signed input, writes its own claim and lets go. Submits
+``flock`` on ``<run dir>/claims.lock``, drops the claims of tasks that no longer run (asked of
+Temporal by id, ``waited_tasks``), names the remaining tasks whose files overlap its own in
+``TaskInput.wait_for`` (in submission order), starts the workflow with that signed input,
+writes its own claim and lets go. The task then waits until each of those has finished and,
+when approved, landed (``task/loop/waiting.py``). Submits
 that run at once are so put in one order, and a task started a moment ago counts although
 Temporal's lists may not show it yet (docs/landing.md, "Waiting for overlapping tasks").
 
@@ -29,6 +30,7 @@ from typing import TypeVar
 
 from temporalio.client import Client
 
+from semspec.workflow.plan.messages import PlanInput, PlanTask
 from semspec.workflow.task.messages import TaskInput
 from semspec.workflow.task.waited_tasks import waited_state
 
@@ -49,12 +51,15 @@ class Claim:
     repo: str
     base_branch: str
     order: int
+    plan_id: str = ""
+    """The plan of a plan task: until the plan starts it, Temporal does not know it."""
 
 
 def claim_of(inp: TaskInput, order: int) -> Claim:
     """The claim ``inp`` leaves, ``order``-th in its run dir."""
     spec = inp.spec
-    return Claim(spec.task_id, list(spec.task_files), spec.repo_path, spec.base_branch, order)
+    files = list(spec.task_files)
+    return Claim(spec.task_id, files, spec.repo_path, spec.base_branch, order, spec.plan_id or "")
 
 
 def overlapping(claims: list[Claim], inp: TaskInput) -> list[str]:
@@ -83,14 +88,7 @@ async def start_claimed(
     run_dir = Path(inp.run_dir)
     lock = await asyncio.to_thread(_lock, run_dir)
     try:
-        claims = await asyncio.to_thread(read_claims, run_dir)
-        live: list[Claim] = []
-        for claim in claims:
-            state = await waited_state(client, claim.task_id, Path(claim.repo), claim.base_branch)
-            if state.done:
-                await asyncio.to_thread(_remove, run_dir, claim.task_id)
-            else:
-                live.append(claim)
+        live = await _live_claims(client, run_dir)
         waits = overlapping(live, inp)
         claimed = replace(inp, wait_for=waits) if waits else inp
         started = await start(claimed)
@@ -99,6 +97,71 @@ async def start_claimed(
         return started
     finally:
         await asyncio.to_thread(os.close, lock)
+
+
+async def start_plan_claimed(
+    client: Client, inp: PlanInput, start: Callable[[PlanInput], Awaitable[T]]
+) -> T:
+    """``start(inp)`` with each plan task's ``wait_for`` naming the live earlier tasks and the
+    earlier tasks of the plan on its files (its own dependencies, direct or not, left out: it
+    already starts from their work), and a claim per plan task written once the plan started."""
+    run_dirs = {t.input.run_dir for t in inp.tasks if t.input.run_dir}
+    if len(run_dirs) != 1:
+        return await start(inp)
+    run_dir = Path(run_dirs.pop())
+    lock = await asyncio.to_thread(_lock, run_dir)
+    try:
+        live = await _live_claims(client, run_dir)
+        order = max((c.order for c in live), default=0)
+        tasks: list[PlanTask] = []
+        earlier: list[Claim] = []
+        for task in inp.tasks:
+            ancestors = _ancestors(inp, task.input.spec.task_id)
+            siblings = [c for c in earlier if c.task_id not in ancestors]
+            waits = overlapping([*live, *siblings], task.input)
+            task_input = replace(task.input, wait_for=waits) if waits else task.input
+            tasks.append(replace(task, input=task_input))
+            order += 1
+            if task_input.spec.task_files:
+                earlier.append(claim_of(task_input, order))
+        started = await start(replace(inp, tasks=tasks))
+        for claim in earlier:
+            await asyncio.to_thread(_write, run_dir, claim)
+        return started
+    finally:
+        await asyncio.to_thread(os.close, lock)
+
+
+def _ancestors(inp: PlanInput, task_id: str) -> set[str]:
+    """The plan tasks ``task_id`` depends on, directly or through others."""
+    needs = {t.input.spec.task_id: t.depends_on for t in inp.tasks}
+    found: set[str] = set()
+    todo = list(needs.get(task_id, []))
+    while todo:
+        dep = todo.pop()
+        if dep not in found:
+            found.add(dep)
+            todo += needs.get(dep, [])
+    return found
+
+
+async def _live_claims(client: Client, run_dir: Path) -> list[Claim]:
+    """The run dir's claims of tasks still running (or yet to be started by their plan), in
+    order; the others are removed. A task that already ended is not waited for, even when its
+    approved work has not landed: it is no longer active, so it cannot collide with a new task
+    (its land rebases or reports a conflict), and nothing would end a wait on work its user
+    may never land."""
+    live: list[Claim] = []
+    for claim in await asyncio.to_thread(read_claims, run_dir):
+        plan_id = claim.plan_id
+        state = await waited_state(
+            client, claim.task_id, Path(claim.repo), claim.base_branch, plan_id
+        )
+        if state.closed:
+            await asyncio.to_thread(_remove, run_dir, claim.task_id)
+        else:
+            live.append(claim)
+    return live
 
 
 def _lock(run_dir: Path) -> int:
@@ -130,7 +193,7 @@ def _read(path: Path) -> Claim | None:
                 return None
             raw = json.loads(handle.read(MAX_CLAIM_BYTES + 1)[:MAX_CLAIM_BYTES])
         claim = Claim(**raw)
-        strings = [claim.task_id, claim.repo, claim.base_branch, *claim.files]
+        strings = [claim.task_id, claim.repo, claim.base_branch, claim.plan_id, *claim.files]
         fine = all(isinstance(s, str) for s in strings) and type(claim.order) is int
         if fine and isinstance(claim.files, list) and path.stem == claim.task_id:
             return claim

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.support.mdurl_project import FORMAT_PY, make_project, project_config
 from tests.support.scenario_tasks import APPROVE, finished, new_id, submit
 from tests.support.stack import Stack
@@ -104,3 +106,49 @@ def test_three_tasks_on_one_file_submitted_together_wait_and_land_in_order_witho
         assert any(m.startswith("going on from main") for m in log), log
     pending = json.dumps(stack.cli_json("escalations", "list", repo=repo))
     assert not [task_id for task_id in ids if task_id in pending], pending
+
+
+def test_a_plan_task_on_an_earlier_plan_tasks_file_waits_for_it_to_land(stack: Stack) -> None:
+    command = f"{sys.executable} {EDIT_CLI} --file {FORMAT_PY}"
+    developer = {"provider": "command", "model": "gpt-4.1", "command": command, "timeout_s": 300}
+    repo = make_project(
+        stack,
+        "waiting-plan",
+        project_config(stack, "waiting-plan", models={"developer": developer}),
+    )
+    script = stack.root / "scripts" / "waiting-plan-approve.yaml"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(yaml.safe_dump({"iterations": [{"reviewer": APPROVE}]}), encoding="utf-8")
+    first, second = new_id("plan-first"), new_id("plan-second")
+    plan_id = new_id("plan")
+    tasks = [
+        {
+            "id": task_id,
+            "title": f"edit {task_id}",
+            "files": [FORMAT_PY],
+            "script": str(script),
+            "criteria": [f"EDIT<<{old}>>INTO<<{new}>>"],
+        }
+        for task_id, (old, new) in zip((first, second), EDITS[:2], strict=True)
+    ]
+    path = stack.root / f"{plan_id}.yaml"
+    path.write_text(yaml.safe_dump({"id": plan_id, "title": "two edits", "tasks": tasks}))
+    done = stack.cli("plan", "submit", str(path), "--json", repo=repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # Independent tasks of one plan start together; the later one waits for the earlier.
+    waiting = stack.wait_status(second, lambda s: s["phase"] == "waiting", 90, repo=repo)
+    assert waiting["waiting_on"] == [first]
+    approved = finished(stack, repo, first, 180)
+    assert approved["outcome"] == "approved", json.dumps(approved)[-3000:]
+    assert stack.status(second, repo=repo)["phase"] == "waiting"
+    assert land(stack, repo, first)["method"] == "fast-forward"
+    base = git(repo, "rev-parse", "main")
+
+    after = finished(stack, repo, second, 180)
+    assert after["outcome"] == "approved" and after["base_commit"] == base, after
+    no_halt(approved)
+    no_halt(after)
+    assert land(stack, repo, second)["method"] == "fast-forward"
+    plan = stack.cli_json("plan", "status", plan_id, repo=repo)
+    assert plan["outcome"] == "approved"

@@ -33,6 +33,8 @@ class WaitInput:
     base_branch: str
     poll_s: float = POLL_S
     for_s: float = CALL_S
+    plan_id: str = ""
+    """The waiting task's plan: its tasks not started yet hold (``waited_tasks``)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,9 @@ async def wait_for_tasks(inp: WaitInput) -> WaitCheck:
     repo = Path(inp.repo_path)
     started = time.monotonic()
     while True:
-        states = [await waited_state(client, t, repo, inp.base_branch) for t in inp.task_ids]
+        states = [
+            await waited_state(client, t, repo, inp.base_branch, inp.plan_id) for t in inp.task_ids
+        ]
         holding = {s.task_id: s.note for s in states if not s.done}
         ended = [f"{s.task_id} {s.note}" for s in states if s.done]
         if ended or time.monotonic() - started >= inp.for_s:

@@ -53,7 +53,9 @@ async def wait_for_earlier_tasks(inp: TaskInput, state: TaskState, calls: Activi
         calls_made += 1
         check = await calls.start(
             wait_for_tasks,
-            WaitInput(waiting, inp.spec.repo_path, inp.spec.base_branch),
+            WaitInput(
+                waiting, inp.spec.repo_path, inp.spec.base_branch, plan_id=inp.spec.plan_id or ""
+            ),
             CALL_TIMEOUT,
             heartbeat=True,
         )
