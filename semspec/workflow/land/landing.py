@@ -9,7 +9,7 @@ thread; the gates run through the gate runner as a task's gates do.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from semspec.core.errors import GitError
@@ -23,12 +23,25 @@ from semspec.workflow.git.land import (
     open_scratch,
     prepare_land,
 )
+from semspec.workflow.task.land_messages import (
+    ALREADY_LANDED,
+    CONFLICT,
+    GATE_FAILED,
+    LANDED,
+    REFUSED,
+    LandResult,
+)
 
-LANDED = "landed"
-ALREADY_LANDED = "already_landed"
-CONFLICT = "land_conflict"
-GATE_FAILED = "land_gate_failed"
-REFUSED = "land_refused"
+__all__ = [
+    "ALREADY_LANDED",
+    "CONFLICT",
+    "GATE_FAILED",
+    "LANDED",
+    "REFUSED",
+    "LandRequest",
+    "LandResult",
+    "land_task",
+]
 
 
 @dataclass
@@ -47,25 +60,6 @@ class LandRequest:
     max_attempts: int = 3
     run_dir: str = ""
     """The stack's run folder: where the base's gate results are cached (``gates/baseline``)."""
-
-
-@dataclass
-class LandResult:
-    """How the land ended; ``outcome`` is one of the module's constants."""
-
-    outcome: str
-    method: str = ""
-    commit: str = ""
-    """The base tip after a land (the landed commit)."""
-    base_before: str = ""
-    conflicts: list[str] = field(default_factory=list)
-    failed_gates: list[str] = field(default_factory=list)
-    gate_feedback: str = ""
-    """The failed gates' output, for the developer's retry."""
-    checkout: str = ""
-    """The user's checkout that was updated along with the ref; empty: only the ref moved."""
-    message: str = ""
-    hint: str = ""
 
 
 async def land_task(

@@ -32,8 +32,15 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from semspec.core.reasons import FallbackReason
-from semspec.workflow.land.landing import ALREADY_LANDED, CONFLICT, GATE_FAILED, LANDED, LandResult
-from semspec.workflow.land.messages import LAND_ACTIVITY, LandInput
+from semspec.workflow.task.land_messages import (
+    ALREADY_LANDED,
+    CONFLICT,
+    GATE_FAILED,
+    LAND_ACTIVITY,
+    LANDED,
+    LandInput,
+    LandResult,
+)
 from semspec.workflow.task.loop.calls import ActivityCalls, message_of, was_cancelled
 from semspec.workflow.task.loop.escalator import Escalator
 from semspec.workflow.task.loop.outcomes import Finished
