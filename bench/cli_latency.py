@@ -32,7 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +171,34 @@ def sample_repo(root: Path) -> Path:
     return repo
 
 
+@dataclass(frozen=True)
+class BenchStack:
+    """A stack ``semspec up`` started in a fresh sample repository, and how to reach it."""
+
+    root: Path
+    repo: Path
+    env: dict[str, str]
+    cli: list[str]
+    address: str
+    """The Temporal server's address."""
+
+
+@contextmanager
+def bench_stack(prefix: str) -> Iterator[BenchStack]:
+    """``semspec up`` in a sample repository of a temporary folder; ``semspec down`` after."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        root = Path(tmp)
+        repo = sample_repo(root)
+        env = {**environment(root), "SEMSPEC_REPO": str(repo)}
+        cli = semspec_argv()
+        run([*cli, "up", "--json"], env, root, timeout=180)
+        try:
+            address = load_records(repo / ".semspec" / "run")["temporal"].address
+            yield BenchStack(root, repo, env, cli, address)
+        finally:
+            run([*cli, "down"], env, root, timeout=120)
+
+
 def submit(cli: list[str], root: Path, env: dict[str, str], task_id: str, steps: Any) -> None:
     """Submit a scripted task on calc.py and wait until it is approved or escalated."""
     script = root / f"{task_id}.yaml"
@@ -183,12 +213,15 @@ def submit(cli: list[str], root: Path, env: dict[str, str], task_id: str, steps:
         raise RuntimeError(f"task {task_id} exited {done.returncode}:\n{output}")
 
 
-def measure(commands: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    """Median, min and max seconds of each command over ``ROUNDS`` interleaved rounds."""
-    for argv in commands.values() if WARM else ():  # warm the file cache and the bytecode once
+def interleaved(
+    commands: dict[str, list[str]], env: dict[str, str], cwd: Path, rounds: int, warm: bool
+) -> dict[str, Any]:
+    """Median, min and max seconds of each command over ``rounds`` interleaved rounds (every
+    command once per round, so all see the same machine load)."""
+    for argv in commands.values() if warm else ():  # warm the file cache and the bytecode once
         run(argv, env, cwd)
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for name, argv in commands.items():
             times[name].append(timed(argv, env, cwd))
     return {
@@ -211,32 +244,24 @@ def with_tasks(cli: list[str], root: Path, env: dict[str, str]) -> dict[str, Any
         "task_list_2_tasks": [*cli, "task", "list"],
         "escalations_list_1": [*cli, "escalations", "list"],
     }
-    return measure(commands, env, root)
+    return interleaved(commands, env, root, ROUNDS, WARM)
 
 
 def main() -> None:
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="semspec-cli-latency-") as tmp:
-        root = Path(tmp)
-        repo = sample_repo(root)
-        env = {**environment(root), "SEMSPEC_REPO": str(repo)}
-        cli = semspec_argv()
-        run([*cli, "up", "--json"], env, root, timeout=180)
-        try:
-            address = load_records(repo / ".semspec" / "run")["temporal"].address
-            commands = {
-                "floor": [sys.executable, "-c", "pass"],
-                "typer_help": [sys.executable, "-c", TYPER_APP, "--help"],
-                "help": [*cli, "--help"],
-                "temporal_list": [sys.executable, "-c", TEMPORAL_LIST, address],
-                "typer_list": [sys.executable, "-c", TYPER_LIST, "list", address],
-                "task_list": [*cli, "task", "list"],
-                "escalations_list": [*cli, "escalations", "list"],
-            }
-            figures = measure(commands, env, root)
-            figures.update(with_tasks(cli, root, env))
-        finally:
-            run([*cli, "down"], env, root, timeout=120)
+    with bench_stack("semspec-cli-latency-") as stack:
+        cli, address = stack.cli, stack.address
+        commands = {
+            "floor": [sys.executable, "-c", "pass"],
+            "typer_help": [sys.executable, "-c", TYPER_APP, "--help"],
+            "help": [*cli, "--help"],
+            "temporal_list": [sys.executable, "-c", TEMPORAL_LIST, address],
+            "typer_list": [sys.executable, "-c", TYPER_LIST, "list", address],
+            "task_list": [*cli, "task", "list"],
+            "escalations_list": [*cli, "escalations", "list"],
+        }
+        figures = interleaved(commands, stack.env, stack.root, ROUNDS, WARM)
+        figures.update(with_tasks(cli, stack.root, stack.env))
     med = {name: round(f["median"], 3) for name, f in figures.items()}
     targets = {"help": HELP_TARGET_S, "task_list": LIST_TARGET_S, "escalations_list": LIST_TARGET_S}
     print(f"median of {ROUNDS} interleaved rounds, {os.cpu_count()} cores, Python "

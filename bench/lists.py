@@ -35,20 +35,17 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 from _fake_task_workflow import FakeTaskWorkflow
-from cli_latency import TEMPORAL_LIST, environment, run, sample_repo, semspec_argv
+from cli_latency import TEMPORAL_LIST, bench_stack, interleaved, run
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from semspec.core.run_folder import load_records
 from semspec.vocabulary.workflow_names import TASK_WORKFLOW, task_workflow_id
 from semspec.workflow.task.listing import TaskListing, memo_fields
 from semspec.workflow.task.messages import Escalation
@@ -126,22 +123,6 @@ async def populate(address: str, tasks: int) -> dict[str, int]:
     return counts
 
 
-def interleaved(commands: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    """Median, min and max seconds of each command over ``ROUNDS`` interleaved rounds."""
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    for argv in commands.values():  # warm the file cache and the bytecode once
-        run(argv, env, cwd)
-    for _ in range(ROUNDS):
-        for name, argv in commands.items():
-            started = time.perf_counter()
-            run(argv, env, cwd)
-            times[name].append(time.perf_counter() - started)
-    return {
-        name: {"median": statistics.median(ts), "min": min(ts), "max": max(ts)}
-        for name, ts in times.items()
-    }
-
-
 def board_loads(cli: list[str], env: dict[str, str], cwd: Path, tasks: int) -> list[float]:
     """Milliseconds of each of ``BOARD_LOADS`` loads of the board of ``semspec ui``."""
     proc = subprocess.Popen(
@@ -189,39 +170,35 @@ def check_lists(cli: list[str], env: dict[str, str], cwd: Path, counts: dict[str
 
 def main() -> None:
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="semspec-lists-") as tmp:
-        root = Path(tmp)
-        repo = sample_repo(root)
-        env = {**environment(root), "SEMSPEC_REPO": str(repo)}
-        cli = semspec_argv()
-        run([*cli, "up", "--json"], env, root, timeout=180)
-        try:
-            address = load_records(repo / ".semspec" / "run")["temporal"].address
-            bare = [sys.executable, "-c", TEMPORAL_LIST, address]
-            # The floor again once the stack is full, in the same rounds as the lists: an
-            # empty list on the same server, so a load that changes mid-run moves both.
-            floor = [sys.executable, "-c", BARE_LIST, address, "NoSuchWorkflow"]
-            empty = interleaved(
-                {"temporal_list_empty_stack": bare, "task_list_empty": [*cli, "task", "list"]},
-                env,
-                root,
-            )
-            counts = asyncio.run(populate(address, TASKS))
-            check_lists(cli, env, root, counts)
-            full = interleaved(
-                {
-                    "temporal_list": floor,
-                    "temporal_list_500": bare,
-                    "task_list_500": [*cli, "task", "list", "--all"],
-                    "task_list_default": [*cli, "task", "list"],
-                    "escalations_list_500": [*cli, "escalations", "list"],
-                },
-                env,
-                root,
-            )
-            loads = board_loads(cli, env, root, TASKS)
-        finally:
-            run([*cli, "down"], env, root, timeout=120)
+    with bench_stack("semspec-lists-") as stack:
+        cli, env, root, address = stack.cli, stack.env, stack.root, stack.address
+        bare = [sys.executable, "-c", TEMPORAL_LIST, address]
+        # The floor again once the stack is full, in the same rounds as the lists: an
+        # empty list on the same server, so a load that changes mid-run moves both.
+        floor = [sys.executable, "-c", BARE_LIST, address, "NoSuchWorkflow"]
+        empty = interleaved(
+            {"temporal_list_empty_stack": bare, "task_list_empty": [*cli, "task", "list"]},
+            env,
+            root,
+            ROUNDS,
+            warm=True,
+        )
+        counts = asyncio.run(populate(address, TASKS))
+        check_lists(cli, env, root, counts)
+        full = interleaved(
+            {
+                "temporal_list": floor,
+                "temporal_list_500": bare,
+                "task_list_500": [*cli, "task", "list", "--all"],
+                "task_list_default": [*cli, "task", "list"],
+                "escalations_list_500": [*cli, "escalations", "list"],
+            },
+            env,
+            root,
+            ROUNDS,
+            warm=True,
+        )
+        loads = board_loads(cli, env, root, TASKS)
     figures = {**empty, **full}
     med = {name: round(f["median"], 3) for name, f in figures.items()}
     list_target = round(2 * med["temporal_list"] + LIST_SLACK_S, 3)

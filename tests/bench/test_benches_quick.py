@@ -4,18 +4,14 @@ than when someone next measures. Timings are not judged."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from tests.support.stack import cli_env
+from tests.support.benches import BENCH, quick_report
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench"
-COVERED = {"event_lag": "tests/bench/test_event_lag_bench.py runs it and reads its figures"}
+COVERED = {
+    "event_lag": "tests/bench/test_event_lag_bench.py runs it and reads its figures",
+    "lists": "tests/bench/test_lists_bench.py runs it and reads its figures",
+}
 """Benches whose quick mode another test runs already."""
 SERVERS = {
     "assembler": "the stack's graph server",
@@ -56,16 +52,4 @@ def test_every_bench_has_a_quick_mode() -> None:
     "name", [pytest.param(n, marks=marks(n)) for n in benches() if n not in COVERED]
 )
 def test_the_bench_runs_in_quick_mode_and_prints_one_json_object_last(name: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / f"{name}.py"), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=540,
-        env=cli_env(),
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.strip().splitlines()
-    assert lines, f"bench/{name}.py printed nothing"
-    assert isinstance(json.loads(lines[-1]), dict), lines[-1]
+    quick_report(name)
