@@ -6,7 +6,6 @@ stops everything from the run folder alone, even with a config it cannot read.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import pytest
 from semspec.core.run_folder import cmdline_of, load_records
 from semspec.services.presence import present
 from tests.support.monitor_probe import signals_for, wait_until_monitor_idle
+from tests.support.servers import squat
 from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -65,29 +65,13 @@ def test_up_brings_a_dead_nats_back_on_its_recorded_address(stack: Stack) -> Non
     assert stack.records()["worker"].pid == before["worker"].pid
 
 
-def _squat(port: int, within_s: float = 15.0) -> socket.socket:
-    """A socket bound to ``port`` once the killed server's last thread has let it go (bounded)."""
-    deadline = time.monotonic() + within_s
-    while True:
-        squatter = socket.socket()
-        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            squatter.bind(("127.0.0.1", port))
-            return squatter
-        except OSError:
-            squatter.close()
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 def test_up_restarts_what_uses_nats_when_nats_had_to_move(
     stack: Stack, hand_started_monitor: subprocess.Popen[bytes]
 ) -> None:
     old = stack.records()
     stack.kill("nats")
     # Someone else takes the port meanwhile: NATS has to come back elsewhere.
-    with _squat(old["nats"].ports["client"]) as squatter:
+    with squat(old["nats"].ports["client"]) as squatter:
         squatter.listen()
         services = _up(stack)
         new_url = stack.records()["nats"].address

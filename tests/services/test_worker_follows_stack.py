@@ -9,7 +9,6 @@ serves again at the new address and announces it, so ``status`` lists no stale w
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from semspec.services.presence import Presence, present
+from tests.support.servers import squat
 from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
 
 IDENTITY = "by-hand"
@@ -56,21 +56,6 @@ def wait_for(check: object, timeout_s: float, what: str) -> None:
     while not check():  # type: ignore[operator]
         assert time.monotonic() < deadline, what
         time.sleep(0.2)
-
-
-def squat(port: int) -> socket.socket:
-    """A socket bound to ``port`` once the killed NATS has let it go (bounded)."""
-    deadline = time.monotonic() + 15
-    while True:
-        squatter = socket.socket()
-        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            squatter.bind(("127.0.0.1", port))
-            return squatter
-        except OSError:
-            squatter.close()
-            assert time.monotonic() < deadline, "the killed NATS never let its port go"
-            time.sleep(0.1)
 
 
 def test_a_hand_started_worker_follows_nats_that_up_moved(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +15,24 @@ from semspec.services.specs import binary
 
 SLEEP_ARGV = [sys.executable, "-c", "import time; time.sleep(60)"]
 """A process that does nothing for a minute: something a test can start, find and stop."""
+
+
+def squat(port: int, within_s: float = 15.0) -> socket.socket:
+    """A socket bound to loopback ``port`` once a killed server's last thread has let it go,
+    so a restarted server has to come back elsewhere; OSError when it is still taken after
+    ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while True:
+        squatter = socket.socket()
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            squatter.bind(("127.0.0.1", port))
+            return squatter
+        except OSError:
+            squatter.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _start(argv: list[str], port: int, log_path: Path) -> subprocess.Popen[bytes]:
