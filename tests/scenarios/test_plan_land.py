@@ -13,21 +13,10 @@ import json
 import subprocess
 from pathlib import Path
 
-import yaml
+from tests.support.mdurl_plan import SUITE, dependent_plan
+from tests.support.mdurl_project import FORMAT_PY, make_project, original, project_config
+from tests.support.stack import Stack
 
-from tests.support.mdurl_project import (
-    ADDED_TEST,
-    FORMAT_PY,
-    TEST_SUITE,
-    make_project,
-    original,
-    project_config,
-    with_new_function,
-)
-from tests.support.scenario_tasks import APPROVE, new_id
-from tests.support.stack import Stack, write_script
-
-SUITE = "tests/test_mdurl.py"
 ENCODE_PY = "mdurl/_encode.py"
 
 
@@ -39,41 +28,9 @@ def git(repo: Path, *args: str) -> str:
 
 def test_plan_land_lands_each_task_after_its_dependency_on_a_moved_main(stack: Stack) -> None:
     repo = make_project(stack, "plan-land", project_config(stack, "plan-land"))
-    first, second = new_id("add-function"), new_id("test-function")
-    scripts = stack.root / "plan-land-scripts"
-    write_script(
-        scripts / "first.yaml",
-        [{"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}],
-    )
-    write_script(
-        scripts / "second.yaml",
-        [{"developer": {"write": {SUITE: TEST_SUITE + "\n\n" + ADDED_TEST}}, "reviewer": APPROVE}],
-    )
-    plan_id = new_id("plan")
-    plan = {
-        "id": plan_id,
-        "title": "format without the fragment, then its test",
-        "tasks": [
-            {
-                "id": second,
-                "title": "Test format_without_hash",
-                "files": [SUITE],
-                "criteria": ["a test covers format_without_hash"],
-                "script": "second.yaml",
-                "depends_on": [first],
-            },
-            {
-                "id": first,
-                "title": "Add format_without_hash",
-                "files": [FORMAT_PY],
-                "criteria": ["format_without_hash(url) drops the fragment"],
-                "script": "first.yaml",
-            },
-        ],
-    }
-    plan_file = scripts / "plan.yaml"
-    plan_file.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
-    done = stack.cli("plan", "submit", str(plan_file), "--wait", "--json", repo=repo, timeout=180)
+    plan = dependent_plan(stack, "plan-land-scripts")
+    first, second = plan.first, plan.second
+    done = stack.cli("plan", "submit", str(plan.path), "--wait", "--json", repo=repo, timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     # The user commits to main meanwhile.
     (repo / ENCODE_PY).write_text(original(ENCODE_PY) + "\n# tuned\n", encoding="utf-8")
@@ -81,7 +38,7 @@ def test_plan_land_lands_each_task_after_its_dependency_on_a_moved_main(stack: S
     git(repo, "-c", "user.name=u", "-c", "user.email=u@example.com", "commit", "-qm", "tune")
     moved = git(repo, "rev-parse", "main")
 
-    landed = stack.cli("plan", "land", plan_id, "--json", repo=repo, timeout=300)
+    landed = stack.cli("plan", "land", plan.plan_id, "--json", repo=repo, timeout=300)
     assert landed.returncode == 0, landed.stdout[-3000:] + landed.stderr
     rows = json.loads(landed.stdout)["tasks"]
     assert [(r["task_id"], r["outcome"], r["method"]) for r in rows] == [
