@@ -406,9 +406,10 @@ def held_out(enc: tiktoken.Encoding) -> None:
             f"pointers={figures['claims_with_valid_evidence']}/{figures['claims']}"
         )
     for r in rows:
-        if int(str(r["verbatim_tokens"])) >= LARGE_FILE_TOKENS and float(
-            str(r["token_saved"])
-        ) < 0.70:
+        if (
+            int(str(r["verbatim_tokens"])) >= LARGE_FILE_TOKENS
+            and float(str(r["token_saved"])) < 0.70
+        ):
             print(f"under 0.70: {r['codebase']} {r['file']} saved {r['token_saved']}")
     summary = {"held_out": file_figures(rows), "onboarding_sets": sets, "codebases": codebases}
     print(json.dumps(summary, sort_keys=True))

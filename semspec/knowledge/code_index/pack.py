@@ -50,7 +50,13 @@ from semspec.graph.store import GraphStore
 from semspec.knowledge.code_index.facts import FileFacts, Symbol
 from semspec.knowledge.code_index.graph_read import read_facts
 from semspec.knowledge.code_index.pack_classes import fold_class_runs
-from semspec.knowledge.code_index.pack_stubs import interface_facts
+from semspec.knowledge.code_index.pack_names import folded_names
+from semspec.knowledge.code_index.pack_stubs import (
+    StubMember,
+    grouped_members,
+    interface_classes,
+    interface_facts,
+)
 from semspec.model.tokens import count_tokens
 
 HASH_DIGITS = 8
@@ -60,16 +66,23 @@ unless it is a type (a forward reference)."""
 LITERAL_ITEMS = 5
 """A ``Literal[...]`` list keeps this many values, then ``...``."""
 MIN_FAMILY = 3
+"""Consecutive siblings alike enough to share one claim (see ``_PackWriter._families``)."""
+MIN_STUB_RUN = 1
+"""A run of this many stub definitions at one depth is one claim grouped by return type."""
+STUB_ENTRY = 3
+"""A stub's method label used this often is a dictionary entry; less often, it is written in its
+return type's group (or named again, ``^``)."""
 LONG_SIGNATURE = 5
 """A signature with more parameters than this writes its optional ones by name alone."""
 SMALL_LINES = 1
 """A definition spanning no more lines than this (or any in a ``.pyi`` stub, whose bodies are
 ``...``) is small: a run of them shares one claim."""
-"""Consecutive siblings alike enough to share one claim (see ``_PackWriter._families``)."""
 _STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _OPTIONAL = re.compile(
     r"(?P<name>\w+): (?:(?P<union>[^=]+) \| None|Optional\[(?P<optional>[^=]+)\])=None"
 )
+_OPTIONAL_RETURN = re.compile(r"^( -> [\w.]+(?:\[[^|]*\])?) \| None$")
+"""`` -> T | None`` for one type ``T``, written `` -> T?`` as an optional parameter is."""
 _PARAMETER = re.compile(r"(?P<name>\*{0,2}\w+\??): (?P<annotation>.+)")
 _TIDY = re.compile(r"(\()\s+|,?\s+(\))")
 BOUNDARY_LABELS = {"cli_entry": "cli", "http_route": "http", "env_var": "env", "config_file": "cfg"}
@@ -103,7 +116,8 @@ def short_signature(symbol: Symbol) -> str | None:
             params = [_optional(p) for p in split[0]]
             if len(params) > LONG_SIGNATURE:
                 params = [_name_only(p) for p in params]
-            return f"({', '.join(params)}){split[1]}"
+            returns = _OPTIONAL_RETURN.sub(r"\1?", split[1])
+            return f"({', '.join(params)}){returns}"
     return None
 
 
@@ -217,11 +231,27 @@ def grouped_modules(facts: FileFacts) -> str:
     """Imported modules in order, siblings folded: ``a.b.{c,d}``.
 
     Python's standard library is left out: it says little about what the system is, and the
-    summary (and the import block's evidence) still lists it.
+    summary (and the import block's evidence) still lists it. So is a module whose submodule
+    is listed (``a.b`` beside ``a.b.c``): the longer name says it.
     """
+    modules = {imp.module for imp in facts.imports}
+    stub = facts.path.endswith(".pyi")
     groups: dict[str, list[str]] = {}
     for imp in facts.imports:
-        top = imp.module.split(".", 1)[0]
+        if imp.module.strip(".") and any(m.startswith(f"{imp.module}.") for m in modules):
+            continue
+        top = (
+            imp.module.split(".", 1)[0]
+            or imp.module[: len(imp.module) - len(imp.module.lstrip("."))]
+        )
+        if stub and top not in groups:
+            # A stub imports only for its annotations, whose types its claims write by their
+            # last name: the packages it draws them from are what is news.
+            if not (top in sys.stdlib_module_names or top == "__future__"):
+                groups[top] = [""]
+            continue
+        if stub:
+            continue
         if facts.language == "python" and (top in sys.stdlib_module_names or top == "__future__"):
             continue
         if facts.language == "go" and "." not in imp.module.split("/", 1)[0]:
@@ -265,7 +295,11 @@ def _public(symbol: Symbol, language: str = "python") -> bool:
 
 
 class _PackWriter:
-    def __init__(self, files: list[FileFacts], private: bool) -> None:
+    def __init__(
+        self, files: list[FileFacts], private: bool, signatures: Mapping[tuple[str, int], str]
+    ) -> None:
+        self.signatures = signatures
+        """Each definition's signature as extracted, before ``interface_facts`` shortened it."""
         self.private = private
         self.words: dict[str, str] = {}
         self.body: list[str] = []
@@ -277,10 +311,18 @@ class _PackWriter:
         self.families: dict[tuple[str, int], list[Symbol]] = {}
         """Families of near-identical siblings by their first member (see ``_families``)."""
         self.in_family: set[tuple[str, int]] = set()
-        self._held: list[tuple[str, int, int, int]] = []
+        self._held: list[tuple[str, int, int, int, StubMember | None]] = []
         """Small definitions waiting to be written (``_small``)."""
+        self.grouped: set[str] = set()
+        """The text of each claim ``grouped_members`` wrote (a run, for ``fold_class_runs``)."""
+        self.again: set[tuple[str, int]] = set()
+        """Stub members declared alike by an earlier class of their file (``_declared_again``)."""
+        self.label_uses = Counter(
+            self.symbol_label(s) for f in files for s in self._symbols(f) if _grouped_in_stub(f, s)
+        )
         for facts in files:
             self._families(facts)
+            self._declared_again(facts)
         self._plan_dictionary(files)
 
     def _plan_dictionary(self, files: list[FileFacts]) -> None:
@@ -291,13 +333,47 @@ class _PackWriter:
         # Last, the annotations of parameters still written out (``str | None``).
         self.ids: set[str] = set()
         signed = {f.path: self._signed(f) for f in files}
-        labels = Counter(self.symbol_label(s) for f in files for s in signed[f.path])
+        labels = Counter(
+            self.symbol_label(s)
+            for f in files
+            for s in signed[f.path]
+            # A stub's property is written in its type's group, a member declared again by name.
+            if not (_grouped_in_stub(f, s) and (_bare(s) or (f.path, s.start_line) in self.again))
+        )
+        stub_labels = {
+            self.symbol_label(s) for f in files for s in signed[f.path] if _grouped_in_stub(f, s)
+        }
+        for label in stub_labels:
+            if labels[label] < STUB_ENTRY:
+                # Written whole, the label leaves its return type's group: worth an entry
+                # only where it repeats more.
+                del labels[label]
         self._choose(labels)
         uses: Counter[str] = Counter(_folder(f.path) for f in files if "/" in f.path)
         params: list[str] = []
         for facts in files:
             symbols = self._symbols(facts)
+            # A stub's run writes each return type once per class (``grouped_members``).
+            grouped = [
+                s
+                for s in symbols
+                if _grouped_in_stub(facts, s)
+                and self.symbol_label(s) not in self.ids
+                and (facts.path, s.start_line) not in self.again
+            ]
+            uses.update(r for _parent, r in {(s.parent, _returns(s)) for s in grouped} if r)
             for symbol in symbols:
+                if (facts.path, symbol.start_line) in self.again:
+                    uses[symbol.name] += 1
+                    continue
+                if _grouped_in_stub(facts, symbol) and symbol not in grouped:
+                    continue  # written as its label's entry
+                if symbol in grouped:
+                    uses[symbol.name] += 1
+                    split = split_parameters(short_signature(symbol) or "")
+                    if split is not None and len(split[0]) > 1:
+                        uses[", ".join(split[0])] += 1  # a parameter list stubs repeat
+                    continue
                 if (facts.path, symbol.start_line) in self.in_family:
                     # Written in its family's claim, names folded; its return type (a
                     # stub's properties: ``x509.Name``) is written out each time.
@@ -381,6 +457,26 @@ class _PackWriter:
                 self.more[(facts.path, symbol.start_line)] = more
         return packed
 
+    def _declared_again(self, facts: FileFacts) -> None:
+        """Find the stub members whose name, parameters and return type are those of the last
+        member of that name in an earlier class of the file (``x509.pyi``'s certificate, CRL
+        and CSR classes share ``signature_algorithm_oid -> ObjectIdentifier``, ``extensions``
+        and more): their claim names them and leaves the types to the first."""
+        last: dict[str, tuple[str | None, str]] = {}
+        for symbol in self._symbols(facts):
+            if not _grouped_in_stub(facts, symbol) or symbol.parent is None:
+                continue
+            if not _bare(symbol) and self.label_uses[self.symbol_label(symbol)] >= STUB_ENTRY:
+                continue  # a method many classes share goes to the dictionary whole
+            # Compared as the pack writes them: what ``^`` stands for is what the reader
+            # reads above.
+            shape = symbol.signature
+            before = last.get(symbol.name)
+            alike = before is not None and before[0] != symbol.parent and before[1] == shape
+            if alike and not self.more[(facts.path, symbol.start_line)]:
+                self.again.add((facts.path, symbol.start_line))
+            last[symbol.name] = (symbol.parent, shape)
+
     def _families(self, facts: FileFacts) -> None:
         """Find runs of ``MIN_FAMILY`` or more consecutive siblings that differ only in what a
         pattern can say once: functions with the same parameter names (a visitor's
@@ -443,12 +539,33 @@ class _PackWriter:
         )
         return level
 
-    def _small(self, line: str, start: int, end: int, level: int) -> None:
-        """Hold a small definition's line: a run of ``MIN_FAMILY`` or more at one depth is
-        one claim (``_flush_small``)."""
+    def _small(
+        self, line: str, start: int, end: int, level: int, stub: StubMember | None = None
+    ) -> None:
+        """Hold a small definition's line (and, for a stub's definition, its parts): a run of
+        ``MIN_FAMILY`` or more at one depth is one claim (``_flush_small``)."""
         if self._held and self._held[-1][3] != level:
             self._flush_small()
-        self._held.append((line, start, end, level))
+        self._held.append((line, start, end, level, stub))
+
+    def _stub_member(self, symbol: Symbol, variants: int) -> StubMember | None:
+        """A stub definition's parts for ``grouped_members``, through the dictionary; None for
+        one whose signature does not split (it keeps its label) or an ``async`` one."""
+        split = split_parameters(short_signature(symbol) or "")
+        if split is None or symbol.signature.startswith("async "):
+            return None
+        params, tail = split
+        if tail and not tail.startswith(" -> "):
+            return None
+        name = self.word(symbol.name) + (f"+{variants}" if variants else "")
+        returns = self.word(tail.removeprefix(" -> ")) if tail else ""
+        written = ", ".join(params)
+        if written not in self.words:
+            written = ", ".join(self.param(p) for p in params)
+        label = self.symbol_label(symbol)
+        entry = label if label in self.ids and not variants else ""
+        again = (self._path, symbol.start_line) in self.again
+        return StubMember(name, self.word(written), returns, "" if again else entry, again)
 
     def _flush_small(self) -> None:
         """Write the held small definitions: one claim, labels joined by ``; `` and one span
@@ -456,11 +573,19 @@ class _PackWriter:
         reviewer reads a one-line definition's span as fast as a run's, and a span and a
         line of its own cost a small definition as much as its label."""
         held, self._held = self._held, []
+        stubs = [h[4] for h in held if h[4] is not None]
+        if len(stubs) == len(held) >= MIN_STUB_RUN:
+            # A stub's run: each return type once (issue 31: ``x509.pyi``'s classes of
+            # properties, whose return types were most of their text).
+            line = grouped_members(stubs)
+            self.grouped.add(line)
+            self._claim(line, held[0][1], max(h[2] for h in held), held[0][3])
+            return
         if len(held) >= MIN_FAMILY:
             line = "; ".join(h[0] for h in held)
             self._claim(line, held[0][1], max(h[2] for h in held), held[0][3])
             return
-        for line, start, end, level in held:
+        for line, start, end, level, _stub in held:
             self._claim(line, start, end, level)
 
     def _claim(self, line: str, start: int, end: int, level: int = 0) -> None:
@@ -497,6 +622,7 @@ class _PackWriter:
             else:
                 boundaries.append(boundary)
         calls = _calls_by_caller(facts, symbols)
+        self._path = facts.path
         depth: dict[str, int] = {}
         above: dict[int, str] = {}  # the signature last written at each depth
         run: list[Symbol] = []  # consecutive overrides of a builtin base, written as one claim
@@ -542,12 +668,15 @@ class _PackWriter:
             # A constructor keeps a claim of its own: it is what a class is made with (in a
             # stub, where every definition is a signature, it joins its siblings' run).
             stub = facts.path.endswith(".pyi")
+            interface = _grouped_in_stub(facts, symbol)
             if (
                 symbol.kind != "class"
                 and (symbol.name != "__init__" or stub)
-                and (stub or symbol.end_line - symbol.start_line < SMALL_LINES)
+                and (interface or symbol.end_line - symbol.start_line < SMALL_LINES)
             ):
-                self._small(line, symbol.start_line, symbol.end_line, level)
+                plain = not (member or extra or called)
+                parts = self._stub_member(symbol, variants) if interface and plain else None
+                self._small(line, symbol.start_line, symbol.end_line, level, parts)
             else:
                 self._claim(line, symbol.start_line, symbol.end_line, level)
             depth.setdefault(symbol.qualname, level)
@@ -655,14 +784,45 @@ class _PackWriter:
                     self.body[index] = f"{line[: len(line) - len(ending)]}{self.words[ending]}"
                     break
 
+    def _inline_single_uses(self) -> None:
+        """Write in place each entry used once (its planned uses folded into a run's entry),
+        and drop entries no longer used: their line would cost more than it saves. An id is
+        counted wherever it stands as a word, so a name that reads like one keeps it."""
+        changed = True
+        while changed:
+            changed = False
+            for text, ident in list(self.words.items()):
+                word = re.compile(rf"(?<![\w.]){ident}(?!\w)")
+                lines = [i for i, line in enumerate(self.body) for _ in word.finditer(line)]
+                entries = [t for t in self.words if t != text for _ in word.finditer(t)]
+                if len(lines) + len(entries) > 1:
+                    continue
+                del self.words[text]
+                self.ids.discard(ident)
+                changed = True
+
+                def place(_match: re.Match[str], text: str = text) -> str:
+                    return text
+
+                if lines:
+                    self.body[lines[0]] = word.sub(place, self.body[lines[0]])
+                elif entries:
+                    self.words = {
+                        (word.sub(place, t) if t == entries[0] else t): i
+                        for t, i in self.words.items()
+                    }
+
     def word(self, text: str) -> str:
         return self.words.get(text, text)
 
     def text(self, files: int) -> str:
         self._runs_to_dictionary()
-        runs = frozenset(ident for text, ident in self.words.items() if "; " in text)
-        self.body, merged = fold_class_runs(self.body, runs)
+        runs = frozenset(
+            ident for text, ident in self.words.items() if "; " in text or text in self.grouped
+        )
+        self.body, merged = fold_class_runs(self.body, runs | self.grouped)
         self.claims -= merged
+        self._inline_single_uses()
         header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
         dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
@@ -672,6 +832,23 @@ def _run_text(line: str) -> str:
     """What a body line of a run of small definitions claims (after its span), else ``""``."""
     text = line.lstrip(" ").partition(" ")[2]
     return text if "; " in text and not line.startswith("F ") else ""
+
+
+def _grouped_in_stub(facts: FileFacts, symbol: Symbol) -> bool:
+    """Whether ``symbol`` is written by ``grouped_members``: a plain definition of a stub, or
+    a method of a Protocol or abstract class other than its constructor (all signature, as a
+    stub's: see ``pack_stubs``)."""
+    if symbol.kind == "class" or symbol.signature.startswith("async "):
+        return False
+    if facts.path.endswith(".pyi"):
+        return True
+    return symbol.name != "__init__" and symbol.parent in interface_classes(facts)
+
+
+def _bare(symbol: Symbol) -> bool:
+    """Whether a Python definition takes no parameters (beyond ``self`` or ``cls``)."""
+    split = split_parameters(short_signature(symbol) or "")
+    return split is not None and not split[0]
 
 
 def _family_key(
@@ -684,6 +861,8 @@ def _family_key(
         return None
     if symbol.kind == "class":
         return None if symbol.qualname in parents else (symbol.parent, "class")
+    if _grouped_in_stub(facts, symbol):
+        return None  # a stub's run groups by return type itself
     split = split_parameters(short)
     if split is None or symbol.name == "__init__":
         return None
@@ -702,53 +881,6 @@ def _common(column: tuple[str, ...]) -> str:
             prefix = prefix[:-1]
     dot = max(prefix.rfind("."), prefix.rfind(": ") + 1)
     return f"{prefix[: dot + 1].rstrip()}…" if dot >= 0 else "…"
-
-
-def folded_names(names: list[str]) -> str:
-    """``names`` joined by commas; a beginning or an ending all share, cut at a ``_`` or a
-    capital, is written once: ``visit_{int_expr,str_expr}``, ``{Timeout,Closed}Error``."""
-    if len(names) < 2:
-        return ",".join(names)
-    head = _shared(names)
-    tail = _shared_end([n[len(head) :] for n in names])
-    if tail and any(len(n) == len(head) + len(tail) for n in names):
-        tail = ""  # a name would be empty inside the braces
-    if not head and not tail:
-        return ",".join(names)
-    middles = [n[len(head) : len(n) - len(tail)] for n in names]
-    return f"{head}{{{','.join(middles)}}}{tail}"
-
-
-def _shared(names: list[str]) -> str:
-    """The longest beginning of every name that ends at a word boundary (after ``_``, or
-    before a capital), short of the whole of any name."""
-    prefix = names[0]
-    for name in names[1:]:
-        while not name.startswith(prefix):
-            prefix = prefix[:-1]
-    for cut in range(min(len(prefix), min(len(n) for n in names) - 1), 0, -1):
-        if prefix[cut - 1] == "_" or (
-            all(n[cut].isupper() for n in names) and not prefix[cut - 1].isupper()
-        ):
-            return prefix[:cut]
-    return ""
-
-
-def _shared_end(names: list[str]) -> str:
-    """The longest ending of every name that starts at a word boundary (a capital after a
-    lower-case letter, or after ``_``), short of the whole of any name."""
-    suffix = names[0]
-    for name in names[1:]:
-        while not name.endswith(suffix):
-            suffix = suffix[1:]
-    for size in range(min(len(suffix), min(len(n) for n in names) - 1), 0, -1):
-        starts = [len(n) - size for n in names]
-        if all(
-            n[at] == "_" or (n[at].isupper() and n[at - 1].islower())
-            for n, at in zip(names, starts, strict=True)
-        ):
-            return suffix[-size:]
-    return ""
 
 
 def _builtin_bases(cls: Symbol) -> tuple[str, ...]:
@@ -808,8 +940,10 @@ def _calls_by_caller(facts: FileFacts, symbols: list[Symbol]) -> dict[str, list[
 
 def pack_facts(facts: Iterable[FileFacts], *, private: bool = False) -> Pack:
     """The meaning pack of already extracted facts (files in path order)."""
-    files = sorted((interface_facts(f) for f in facts), key=lambda f: f.path)
-    writer = _PackWriter(files, private)
+    written = list(facts)
+    files = sorted((interface_facts(f) for f in written), key=lambda f: f.path)
+    signatures = {(f.path, s.start_line): s.signature for f in written for s in f.symbols}
+    writer = _PackWriter(files, private, signatures)
     for file_facts in files:
         writer.add_file(file_facts)
     return Pack(writer.text(len(files)), writer.claims, writer.claims)

@@ -9,9 +9,12 @@ every member the claim names, so the evidence is as exact and one claim's overhe
 from __future__ import annotations
 
 
-def fold_class_runs(body: list[str], runs: frozenset[str] = frozenset()) -> tuple[list[str], int]:
+def fold_class_runs(
+    body: list[str], runs: frozenset[str] | set[str] = frozenset()
+) -> tuple[list[str], int]:
     """``body`` with each class line followed by a single member line that is a run (labels
-    joined by ``; ``, or ``runs``: the dictionary ids of runs) and lies inside the class's span
+    joined by ``; ``, or in ``runs``: the dictionary ids of runs and the text of a stub's run
+    of one return type) and lies inside the class's span
     merged into one; and how many claims that removed."""
     folded: list[str] = []
     merged = 0
@@ -30,7 +33,7 @@ def fold_class_runs(body: list[str], runs: frozenset[str] = frozenset()) -> tupl
     return folded, merged
 
 
-def _foldable(line: str, follower: str, after: str, runs: frozenset[str]) -> bool:
+def _foldable(line: str, follower: str, after: str, runs: frozenset[str] | set[str]) -> bool:
     level = _level(line)
     span, _, text = line[level:].partition(" ")
     if not text.startswith("class ") or not span[:1].isdigit() or not follower:
