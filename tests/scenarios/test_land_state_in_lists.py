@@ -7,6 +7,7 @@ any land each lists as approved, not landed. A land that waits for the base bran
 (the test holds the queue's lock, as another land would) lists as queued; once it may go on it
 lands and lists as landed with main's new commit. The second lands rebased; the third rewrote
 the line the first changed, its land conflicts, and it lists as land failed with the reason.
+A task submitted while an escalated one on the same file still runs lists as waiting on it.
 The land states come from Temporal's visibility (the land's memo), not from a question to
 each task.
 """
@@ -25,12 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.mdurl_project import FORMAT_PY, make_project, original, project_config
-from tests.support.scenario_tasks import APPROVE, new_id, submit
+from tests.support.scenario_tasks import (
+    APPROVE,
+    EXIT_ESCALATED,
+    finished,
+    new_id,
+    resolve,
+    submit,
+)
 from tests.support.stack import Stack, cli_env
 
 WAIT_S = 120.0
 URL_PY = "mdurl/_url.py"
 PARSE_PY = "mdurl/_parse.py"
+DECODE_PY = "mdurl/_decode.py"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -106,10 +115,34 @@ def test_task_list_shows_approved_queued_landed_and_land_failed(stack: Stack) ->
     rival = approved(stack, repo, "rival", PARSE_PY, {FORMAT_PY: '"""URLs as text."""\n' + text})
     tasks = [first, second, rival]
 
+    # A task that escalates (its reviewer abstains) runs on, waiting for an answer; a task
+    # on the same file submitted meanwhile waits for it.
+    held, waiter = new_id("held"), new_id("waiter")
+    abstain = {"verdict": "request_changes", "reason": "abstain", "summary": "no valid verdict"}
+    script = [
+        {"developer": {"write": {DECODE_PY: "# held\n" + original(DECODE_PY)}}, "reviewer": abstain}
+    ]
+    code, out = submit(stack, repo, held, [DECODE_PY], script)
+    assert code == EXIT_ESCALATED, out
+    script = [
+        {
+            "developer": {"write": {DECODE_PY: "# after\n" + original(DECODE_PY)}},
+            "reviewer": APPROVE,
+        }
+    ]
+    code, out = submit(stack, repo, waiter, [DECODE_PY], script, wait=False)
+    assert code == 0, out
+
     rows = listed(stack, repo, tasks)
     assert [rows[task]["land"] for task in tasks] == [{"state": "approved"}] * 3
     assert all(rows[task]["waiting_on"] == [] for task in tasks)
     assert listed_text(stack, repo, first).rstrip().endswith("approved (not landed)")
+    wait_for(
+        f"{waiter} listed as waiting on {held}",
+        lambda: listed(stack, repo, [waiter])[waiter]["waiting_on"] == [held],
+    )
+    assert listed(stack, repo, [waiter])[waiter]["land"] is None
+    assert listed_text(stack, repo, waiter).rstrip().endswith(f"waiting on {held}")
 
     with land_queue_held(repo):
         landing = start_land(stack, repo, first)
@@ -122,9 +155,9 @@ def test_task_list_shows_approved_queued_landed_and_land_failed(stack: Stack) ->
         except BaseException:
             landing.kill()
             raise
-    out, err = landing.communicate(timeout=WAIT_S)
+    printed, err = landing.communicate(timeout=WAIT_S)
     assert landing.returncode == 0, err
-    commit = json.loads(out)["commit"]
+    commit = json.loads(printed)["commit"]
     assert git(repo, "rev-parse", "main") == commit
 
     done = stack.cli("task", "land", second, repo=repo, timeout=240)
@@ -141,3 +174,7 @@ def test_task_list_shows_approved_queued_landed_and_land_failed(stack: Stack) ->
     assert FORMAT_PY in failed["message"]
     assert listed_text(stack, repo, second).rstrip().endswith(f"landed {main[:12]}")
     assert listed_text(stack, repo, rival).rstrip().endswith("land failed land_conflict")
+    # The held task is aborted: the waiter goes on, and is approved in its turn.
+    resolve(stack, repo, held, "abort")
+    assert finished(stack, repo, waiter, WAIT_S)["outcome"] == "approved"
+    assert listed(stack, repo, [waiter])[waiter]["waiting_on"] == []
