@@ -79,6 +79,23 @@ def test_three_tasks_on_one_file_submitted_together_wait_and_land_in_order_witho
     assert third["waiting_on"] == [ids[0], ids[1]]
     shown = stack.cli("task", "status", ids[1], repo=repo).stdout
     assert "  state: waiting" in shown and f"  waiting on {ids[0]}\n" in shown
+    # A waiting task can be cancelled: it ends at once, and no one waits for it.
+    extra = new_id("cancelled")
+    code, out = submit(
+        stack,
+        repo,
+        extra,
+        [FORMAT_PY],
+        [{"reviewer": APPROVE}],
+        criterion="EDIT<<a>>INTO<<b>>",
+        wait=False,
+    )
+    assert code == 0, out
+    stack.wait_status(extra, lambda s: s["phase"] == "waiting", 60, repo=repo)
+    cancel = stack.cli("task", "cancel", extra, repo=repo)
+    assert cancel.returncode == 0, cancel.stdout + cancel.stderr
+    gone = finished(stack, repo, extra, 60)
+    assert gone["outcome"] == "cancelled" and gone["worktree"] is None, gone
     go.write_text("go")
 
     forks, landed = [], [git(repo, "rev-parse", "main")]

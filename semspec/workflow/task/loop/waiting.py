@@ -14,7 +14,7 @@ the tasks land or end, or ``semspec task cancel`` ends it (the activity at its n
 a timer at once). For its first ``FAST_CALLS`` calls (about ten minutes) it polls without a
 break, so work that lands soon is seen within seconds; then a durable timer of ``SLOW_PAUSE``
 separates the calls, so a wait of days holds a worker's activity slot a fifth of the time and
-grows the history by about 8,000 events a day (Temporal refuses a history past 51,200).
+grows the history by about 6,500 events a day (Temporal refuses a history past 51,200).
 
 Only a first run with ``wait_for`` set runs this, so histories recorded before it replay
 unchanged. Call only from the workflow.
