@@ -22,6 +22,7 @@ from typer.testing import CliRunner, Result
 from semspec import __version__
 from semspec.cli.app import app
 from semspec.core.config import load_config
+from semspec.core.config.models import LoopConfig
 from semspec.core.errors import InputError
 from tests.support.repos import make_repo
 
@@ -206,8 +207,7 @@ def test_config_validate_json_reports_validity_and_problems(tmp_path: Path) -> N
                 "field": "loop.x",
                 "message": "unknown key",
                 "expected": "one of the documented keys (`semspec config reference`)",
-                "hint": "keys of loop: max_retries, max_iterations, developer_timeout_s, "
-                "reviewer_timeout_s, activity_attempts, max_cost_usd",
+                "hint": f"keys of loop: {', '.join(LoopConfig.model_fields)}",
             }
         ],
     }
