@@ -6,6 +6,9 @@
   the same line while the task's gates run) does not land: it escalates `land_conflict` naming
   the file. After `escalations resolve ... retry`, the developer makes the change again on the
   moved main, and it lands on top of the user's commit.
+- A gate that fails only on the combined result (the user's new test meets the task's change)
+  escalates `land_gate_failed` with the gate's output; `approve` lands again as it is (and fails
+  again), `abort` ends the task and its branch keeps the approved commit.
 - A plan with `land: auto` lands each task as it is approved; the dependent task starts from the
   commit its dependency landed as, so it lands by fast-forward.
 """
@@ -42,6 +45,13 @@ deadline = time.monotonic() + 150
 while not (folder / "go").exists() and time.monotonic() < deadline:
     time.sleep(0.1)
 sys.exit(0 if (folder / "go").exists() else 1)
+"""
+USER_TEST = """\
+import mdurl._format
+
+
+def test_the_format_module_keeps_its_one_public_function():
+    assert not hasattr(mdurl._format, "format_without_hash")
 """
 
 
@@ -212,3 +222,50 @@ def test_a_plan_with_land_auto_lands_each_task_and_the_dependent_starts_from_the
     assert git(repo, "status", "--porcelain") == ""
     assert worktrees(repo) == [str(repo.resolve())]
     assert git(repo, "branch", "--list", "semspec/checkpoint/*") == ""
+
+
+def test_a_gate_failing_on_the_combined_result_escalates_approve_lands_again_and_abort_ends_it(
+    stack: Stack,
+) -> None:
+    barrier = stack.root / "land-gate-barrier"
+    gates = {"sandbox": "none", "additional": [pytest_gate(), barrier_gate(barrier)]}
+    config = project_config(stack, "land-gate", gates=gates, loop={"land": "auto"})
+    repo = make_project(stack, "land-gate", config)
+    task_id = new_id("hash")
+    script = [{"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}]
+    code, _ = submit(stack, repo, task_id, [FORMAT_PY], script, wait=False)
+    assert code == 0
+
+    # Meanwhile the user adds a test that holds on main and fails with the task's change.
+    wait_for(barrier / "waiting")
+    moved = user_commits(repo, "tests/test_user.py", USER_TEST, "the user's own test")
+    (barrier / "go").touch()
+
+    first = stack.wait_status(
+        task_id, lambda s: s["pending_escalation"] is not None, timeout_s=120, repo=repo
+    )["pending_escalation"]
+    assert first["reason"] == "land_gate_failed"
+    assert "gate tests failed" in first["message"]
+    assert "test_user.py" in first["message"]  # the gate's output comes with the question
+
+    # approve: the land is tried again as it is, and fails the same way.
+    resolve(stack, repo, task_id, "approve")
+    second = stack.wait_status(
+        task_id,
+        lambda s: (
+            (s["pending_escalation"] or {}).get("escalation_id", first["escalation_id"])
+            != first["escalation_id"]
+        ),
+        timeout_s=120,
+        repo=repo,
+    )
+    assert second["pending_escalation"]["reason"] == "land_gate_failed"
+    assert len(entries(second, "land")) == 2  # two lands
+
+    resolve(stack, repo, task_id, "abort")
+    done = stack.wait_status(task_id, lambda s: bool(s["outcome"]), timeout_s=60, repo=repo)
+
+    assert (done["outcome"], done["reason"]) == ("aborted", "land_gate_failed")
+    assert git(repo, "rev-parse", "main") == moved  # nothing landed
+    kept = git(repo, "rev-parse", f"semspec/task/{task_id}")
+    assert kept == done["commit_id"]  # the task branch keeps the approved commit
