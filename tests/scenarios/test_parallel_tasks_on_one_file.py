@@ -1,7 +1,9 @@
 """Scenario: two tasks change the same file at the same time; the risk monitor halts both.
 
 Both tasks are submitted without waiting; a slow first gate keeps the first one busy while the
-second writes the same file. The monitor sees one file touched by two active tasks
+second writes the same file. The second declares no file, so nothing said beforehand that they
+would meet (tasks that declare the same file wait for each other instead: docs/landing.md,
+``test_tasks_on_one_file_wait.py``). The monitor sees one file touched by two active tasks
 (``conflicting_changes``) and halts them: the running step stops, no reviewer is asked, nothing
 is committed, and each task waits on an escalation that ``escalations list`` shows and that
 names the halt.
@@ -39,8 +41,8 @@ def test_two_tasks_writing_one_file_are_halted_as_conflicting_and_escalated(stac
     repo = make_project(stack, "parallel", config)
     script = [{"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}]
     first, second = new_id("rival-a"), new_id("rival-b")
-    for task_id in (first, second):
-        code, _ = submit(stack, repo, task_id, [FORMAT_PY], script, wait=False)
+    for task_id, files in ((first, [FORMAT_PY]), (second, [])):
+        code, _ = submit(stack, repo, task_id, files, script, wait=False)
         assert code == 0
     try:
         halted = {

@@ -58,9 +58,10 @@ def test_pairs_on_one_file_are_all_halted_with_a_second_monitor_running(stack: S
             gates = {"additional": [sleep_gate(SLOW_GATE_S), pytest_gate()]}
             config = project_config(stack, f"pair{n}", gates=gates)
             repo = make_project(stack, f"two-monitors-{n}", config)
-            for side in ("a", "b"):
+            # The b side declares no file: tasks declaring the same one would wait instead.
+            for side, files in (("a", [FORMAT_PY]), ("b", [])):
                 task_id = new_id(f"pair{n}-{side}")
-                code, _ = submit(stack, repo, task_id, [FORMAT_PY], script, wait=False)
+                code, _ = submit(stack, repo, task_id, files, script, wait=False)
                 assert code == 0
                 tasks.append((repo, task_id))
         for repo, task_id in tasks:
