@@ -11,7 +11,13 @@ server and an in-process worker and runs two tasks:
   ``task_workflow_signals.json`` and the run it continued as (resumed from the checkpoint,
   approved) ``task_workflow_signals_resumed.json``.
 
-``python tests/histories/record.py signals`` records only the second (likewise ``all-branches``).
+- a task that lands itself (``land: auto``) whose land conflicts: it forked from an older commit
+  of main, which has since changed the same line, so the land escalates ``land_conflict``; the
+  ``retry`` answer starts it again on main's tip, and the second approval lands by fast-forward;
+  written to ``task_workflow_land_auto.json``.
+
+``python tests/histories/record.py signals`` records only the second (likewise ``all-branches``,
+``land-auto``).
 
 When to re-record (ADR 0007): a change within a minor version must replay these histories as they
 are (guard a change of commands with ``workflow.patched`` and list it in
@@ -41,6 +47,9 @@ SIGNALS_FILE = HERE / "task_workflow_signals.json"
 SIGNALS_RESUMED_FILE = HERE / "task_workflow_signals_resumed.json"
 SIGNALS_TASK_ID = "replay-signals"
 SIGNALS_WORKFLOW_ID = task_workflow_id(SIGNALS_TASK_ID)
+LAND_FILE = HERE / "task_workflow_land_auto.json"
+LAND_TASK_ID = "replay-land-auto"
+LAND_WORKFLOW_ID = task_workflow_id(LAND_TASK_ID)
 
 START = "def add(a, b):\n    return 0\n"
 """The base commit's calc.py: the first developer turn must change it (an unchanged turn is
@@ -165,12 +174,68 @@ async def record_signals(
     return [out, resumed_out]
 
 
+async def record_land(out: Path = LAND_FILE) -> Path:
+    """Run the land-auto task on a fresh dev server and write its history to ``out``."""
+    from dataclasses import replace
+
+    import pygit2
+    from temporalio.testing import WorkflowEnvironment
+
+    from semspec.services.specs import binary
+    from semspec.workflow.task.messages import Resolution, TaskResult
+    from semspec.workflow.worker import build_worker
+    from tests.support.owner import OWNER, answer
+    from tests.support.repos import commit_all, make_repo
+    from tests.support.tasks import start, task_input, wait_for_phase, write_script
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo = root / "repo"
+        make_repo(repo, {"README.md": "# sample\n", "calc.py": START})
+        git = pygit2.Repository(str(repo))
+        forked = str(git.head.target)
+        # main moves on the line the task changes: the task, forked before, conflicts.
+        (repo / "calc.py").write_text("def add(a, b):\n    return b + a\n", encoding="utf-8")
+        commit_all(git, "main moves")
+        approve = {"verdict": "approve", "summary": "ok"}
+        script = write_script(
+            root / "script.yaml",
+            [
+                {"developer": {"write": {"calc.py": GOOD}}, "reviewer": approve},
+                {"developer": {"write": {"calc.py": GOOD + "# again\n"}}, "reviewer": approve},
+            ],
+        )
+        inp = task_input(repo, script, LAND_TASK_ID)
+        inp = replace(inp, spec=replace(inp.spec, auto_land=True, after_commits=[forked]))
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=binary("temporal"),
+            dev_server_extra_args=["--log-level", "error"],
+        )
+        try:
+            queue = f"record-{uuid.uuid4()}"
+            async with build_worker(env.client, queue, None, owner=OWNER):
+                handle = await start(env.client, inp, queue)
+                await wait_for_phase(handle, "escalated")
+                await answer(handle, Resolution("retry", "make it again on main"))
+                result: TaskResult = await asyncio.wait_for(handle.result(), 120)
+                land = result.status.land or {}
+                if result.outcome != "approved" or land.get("state") != "landed":
+                    raise SystemExit(f"the recorded task ended {result.outcome}: {land}")
+                history = await handle.fetch_history()
+        finally:
+            await env.shutdown()
+    out.write_text(history.to_json() + "\n", encoding="utf-8")
+    return out
+
+
 async def _main(which: str) -> list[Path]:
     written = []
     if which in ("all", "all-branches"):
         written.append(await record())
     if which in ("all", "signals"):
         written += await record_signals()
+    if which in ("all", "land-auto"):
+        written.append(await record_land())
     return written
 
 
@@ -178,7 +243,9 @@ if __name__ == "__main__":
     # Run as a script: make the repository root importable (for ``tests.support``).
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("all", "all-branches", "signals"):
-        raise SystemExit(f"error: unknown history {which!r}\nhint: all, all-branches or signals")
+    if which not in ("all", "all-branches", "signals", "land-auto"):
+        raise SystemExit(
+            f"error: unknown history {which!r}\nhint: all, all-branches, signals or land-auto"
+        )
     for path in asyncio.run(_main(which)):
         print(f"wrote {path}")

@@ -2,7 +2,8 @@
 
 The histories in ``tests/histories/`` are written by ``python tests/histories/record.py`` (see its
 docstring for what each covers and when to re-record): every branch of the loop, and risk signals
-that cancel running steps, in two runs. Under ADR 0007 they are recorded by the current minor
+that cancel running steps, in two runs; a task that lands itself, conflicts, and lands after a
+retry. Under ADR 0007 they are recorded by the current minor
 version: they hold only the markers of patches still in force (``semspec.workflow.patches``).
 """
 
@@ -22,13 +23,15 @@ from semspec.workflow.patches import PATCHES
 from semspec.workflow.task.workflows import TaskWorkflow
 from tests.histories.record import (
     HISTORY_FILE,
+    LAND_FILE,
+    LAND_WORKFLOW_ID,
     SIGNALS_FILE,
     SIGNALS_RESUMED_FILE,
     SIGNALS_WORKFLOW_ID,
     WORKFLOW_ID,
 )
 
-HISTORIES = [HISTORY_FILE, SIGNALS_FILE, SIGNALS_RESUMED_FILE]
+HISTORIES = [HISTORY_FILE, SIGNALS_FILE, SIGNALS_RESUMED_FILE, LAND_FILE]
 
 
 def _recorded(path: Path = HISTORY_FILE) -> dict[str, Any]:
@@ -81,6 +84,17 @@ def test_the_signals_history_cancels_two_running_gates_and_continues_as_new() ->
     assert (resumed["task.review"], resumed["task.commit"]) == (1, 1)
 
 
+def test_the_land_auto_history_lands_escalates_starts_again_on_the_base_and_lands() -> None:
+    events = _recorded(LAND_FILE)["events"]
+    activities = _activities(events)
+    assert activities["land.run"] == 2  # a conflict, then a fast-forward
+    assert activities["task.restart_on_base"] == 1  # the human's retry
+    assert (activities["task.develop"], activities["task.commit"]) == (2, 2)
+    kinds = Counter(e["eventType"] for e in events)
+    assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED"] == 1
+    assert kinds["EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"] == 1
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 def test_the_histories_hold_only_markers_of_patches_in_force(path: Path) -> None:
     # ADR 0007: a history recorded with a removed patch's marker is from an older minor version
@@ -99,8 +113,9 @@ def test_the_histories_hold_only_markers_of_patches_in_force(path: Path) -> None
         (WORKFLOW_ID, HISTORY_FILE),
         (SIGNALS_WORKFLOW_ID, SIGNALS_FILE),
         (SIGNALS_WORKFLOW_ID, SIGNALS_RESUMED_FILE),
+        (LAND_WORKFLOW_ID, LAND_FILE),
     ],
-    ids=["all-branches", "signals", "signals-resumed"],
+    ids=["all-branches", "signals", "signals-resumed", "land-auto"],
 )
 async def test_the_task_workflow_replays_its_recorded_history_deterministically(
     workflow_id: str, path: Path
