@@ -40,6 +40,7 @@ _TASK_KEYS = {
     "reviewer",
     "max_cost_usd",
     "land",
+    "keep_worktree",
 }
 _ROLE_KEYS = {"provider", "model", "script"}
 
@@ -62,6 +63,8 @@ class TaskDraft:
     """The task's dollar budget, over ``loop.max_cost_usd``."""
     land: str | None = None
     """``auto`` or ``manual``, over ``loop.land`` (docs/landing.md)."""
+    keep_worktree: bool | None = None
+    """Keep the task's worktree after it ends, over ``loop.keep_worktrees``."""
 
 
 def check_title(title: str, where: str) -> str:
@@ -140,6 +143,17 @@ def draft_from_yaml(path: Path) -> TaskDraft:
         reviewer=mapping("reviewer"),
         max_cost_usd=dollars(path, raw.get("max_cost_usd"), "max_cost_usd"),
         land=land_mode(raw.get("land"), "land", path),
+        keep_worktree=flag(path, raw.get("keep_worktree"), "keep_worktree"),
+    )
+
+
+def flag(path: Path, value: Any, key: str) -> bool | None:
+    """A yes/no setting as written (absent: None); anything but true or false is a
+    ``TaskSpecError`` naming ``key``."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise TaskSpecError(
+        f"{path}: must be true or false (got {value!r})", field=key, hint=f"e.g. {key}: true"
     )
 
 
@@ -242,6 +256,12 @@ def _script_path(script: str, repo: Path) -> Path:
     return path if path.is_absolute() else (repo / path)
 
 
+def loop_keeps_worktree(config: SemspecConfig, draft: TaskDraft) -> bool:
+    """Whether the task keeps its worktree after it ends: the task file's word, else the
+    config's (``loop.keep_worktrees``)."""
+    return config.loop.keep_worktrees if draft.keep_worktree is None else draft.keep_worktree
+
+
 def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> TaskInput:
     """Validate a draft against the repository and config; return the workflow input."""
     title = check_title(draft.title, "title")
@@ -302,6 +322,7 @@ def build_task_input(draft: TaskDraft, config: SemspecConfig, repo: Path) -> Tas
         reviewer=reviewer,
         project=config.project.name,
         auto_land=(draft.land or config.loop.land) == "auto",
+        keep_worktree=loop_keeps_worktree(config, draft),
     )
     loop = config.loop
     limits = LoopLimits(

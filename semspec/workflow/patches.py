@@ -11,6 +11,8 @@ from __future__ import annotations
 PATCHES: dict[str, str] = {
     # The task keeps its list row in its memo (``workflow/task/loop/listing_memo.py``, issue 31).
     "listing-memo": "0.1",
+    # A cancelled task calls ``finalize`` too, which removes its worktree (``loop/finish.py``).
+    "finalize-at-cancel": "0.1",
     # A land keeps where it left its task in its memo (``workflow/land/land_memo.py``, issue 28).
     "land-memo": "0.1",
 }

@@ -68,10 +68,11 @@ def test_three_approved_tasks_on_one_file_land_in_order_and_a_conflict_names_the
     ]
     commits = [str(r["commit"]) for _, r in results]
     assert git(repo, "log", "--format=%H", "-4", "main").splitlines() == [*commits[::-1], start]
-    # Landed tasks leave no worktree: the user's checkout and the unlanded rival's are left.
+    # Ended tasks leave no worktree, landed or not (the rival is approved, not landed): the
+    # user's checkout is the only one, and a land needs none (it reads the task branch).
     listed = git(repo, "worktree", "list", "--porcelain").splitlines()
     paths = [Path(line.removeprefix("worktree ")).name for line in listed if "worktree " in line]
-    assert paths == ["repo", rival]
+    assert paths == ["repo"]
     final = (repo / FORMAT_PY).read_text()
     assert "Parsed URLs" in final and "brackets" in final and "format_without_hash" in final
     assert git(repo, "status", "--porcelain") == ""

@@ -205,6 +205,11 @@ class LoopConfig(_Section):
     """US dollars one task may spend on model calls before it pauses and escalates
     (``budget_exhausted``); unset = no dollar budget. With a budget, a model without a price in
     the registry is not run until a human agrees (``unknown_price``)."""
+    keep_worktrees: bool = False
+    """Keep each task's worktree after the task ends (approved, aborted, failed, refused or
+    cancelled) until it lands; by default it is removed when the task ends, and the task branch
+    keeps the work. A task file's ``keep_worktree:`` wins. A task that is escalated, halted or
+    waiting has not ended: it keeps its worktree either way."""
     land: Literal["manual", "auto"] = "manual"
     """What happens to approved work: ``manual`` waits for ``semspec task land``; ``auto`` lands
     each task on the base branch as it is approved, through the base branch's queue (a conflict

@@ -22,6 +22,7 @@ from semspec.core.config import load_config
 from semspec.core.config.models import SemspecConfig
 from semspec.core.errors import SemspecError
 from semspec.core.logging import get_logger
+from semspec.core.run_folder import run_dir_of
 from semspec.graph.access import graph_config, open_store
 from semspec.graph.store import GraphStore
 from semspec.knowledge.sources.pinned import rules_on_commit
@@ -49,6 +50,7 @@ from semspec.workflow.task.messages import (
     TaskSpec,
 )
 from semspec.workflow.task.secret_guard import change_findings
+from semspec.workflow.task.worktree_cleanup import remove_finished_worktree
 
 log = get_logger("task-context")
 
@@ -261,7 +263,7 @@ def _decisions_of(repo: Path, spec: TaskSpec) -> list[str]:
 @activity_errors
 def finalize(inp: FinalizeInput) -> FinalizeStep:
     """Record the decision and conventions of an approval, the models' performance, and delete
-    checkpoint branches unless the task keeps them."""
+    checkpoint branches and the worktree unless the task keeps them (``worktree_cleanup``)."""
     spec = inp.spec
     repo = Path(spec.repo_path)
     config = repo_config(repo)
@@ -313,7 +315,15 @@ def finalize(inp: FinalizeInput) -> FinalizeStep:
             deleted = delete_checkpoints(repo, spec.task_id)
         except SemspecError:
             deleted = []
-    return FinalizeStep(decision=decision, conventions=conventions, checkpoints_deleted=deleted)
+    # Runs started before ``FinalizeInput.run_dir`` existed carry none: the config's folder.
+    run_dir = Path(inp.run_dir) if inp.run_dir else run_dir_of(config, repo)
+    worktree = remove_finished_worktree(spec, run_dir)
+    return FinalizeStep(
+        decision=decision,
+        conventions=conventions,
+        checkpoints_deleted=deleted,
+        worktree_removed=worktree,
+    )
 
 
 def developer_context(spec: TaskSpec, carried: list[str], base_commit: str | None = None) -> str:

@@ -238,7 +238,7 @@ class SignedInput(Protocol):
 S = TypeVar("S", bound=SignedInput)
 
 
-LATER_FIELDS = frozenset({"wait_for", "auto_land"})
+LATER_FIELDS = frozenset({"wait_for", "auto_land", "keep_worktree"})
 """Input fields added after inputs were first signed: covered when set, left out when empty, so
 an input signed (and a history recorded) before the field existed still verifies."""
 

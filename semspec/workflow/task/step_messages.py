@@ -73,7 +73,7 @@ class CheckpointStep:
 
 @dataclass(frozen=True)
 class FinalizeInput:
-    """End-of-task bookkeeping: knowledge, model performance, checkpoint cleanup."""
+    """End-of-task bookkeeping: knowledge, model performance, worktree and checkpoint cleanup."""
 
     spec: TaskSpec
     outcome: str
@@ -85,6 +85,8 @@ class FinalizeInput:
     files: list[str] = field(default_factory=list)
     commit_id: str | None = None
     reviewer: str = ""
+    run_dir: str = ""
+    """The run folder whose ``worktrees/`` holds the task's worktree (``TaskInput.run_dir``)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class FinalizeStep:
     decision: str | None
     conventions: list[str]
     checkpoints_deleted: list[str]
+    worktree_removed: str = ""
+    """The path of the task's worktree, removed because the task ended; empty: none removed."""
 
 
 @dataclass(frozen=True)

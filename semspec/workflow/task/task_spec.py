@@ -51,6 +51,8 @@ class TaskSpec:
     """Task whose worktree and branch this task works on (subtasks share their parent's)."""
     keep_checkpoints: bool = False
     """Keep ``semspec/checkpoint/<task>/<n>`` branches after the task ends."""
+    keep_worktree: bool = False
+    """Keep the task's worktree after the task ends (``loop.keep_worktrees``)."""
     after_commits: list[str] = field(default_factory=list)
     """Approved commits of the plan tasks this one depends on; its branch starts from them."""
     auto_land: bool = False

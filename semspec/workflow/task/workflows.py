@@ -181,11 +181,11 @@ class TaskWorkflow:
             ws = self._ws = await self._prepare_workspace()
             end = await self._loop(ws)
         except asyncio.CancelledError:
-            await record_cancel(self._state, self._outbox)
+            await record_cancel(self._state, self._outbox, inp, self._activities)
             raise
         except ActivityError as err:
             if was_cancelled(err):
-                await record_cancel(self._state, self._outbox)
+                await record_cancel(self._state, self._outbox, inp, self._activities)
                 raise asyncio.CancelledError() from err
             # Only input errors get here (bad script, unknown branch): retrying cannot help.
             end = Finished("failed", message_of(err))

@@ -1,9 +1,10 @@
 """How a task's run ends: the bookkeeping, the ``finished`` event, and the result.
 
 The outcome becomes visible in the status only once the bookkeeping is done (the approved
-commit indexed, knowledge and performance recorded, checkpoint branches removed): whoever waits
-for it (``task submit --wait``, the demo) may then read the graph or remove the repository. The
-run returns only once its outbox is empty, so ``finished`` is always the task's last event.
+commit indexed, knowledge and performance recorded, checkpoint branches and the worktree
+removed unless the task keeps them): whoever waits for it (``task submit --wait``, the demo)
+may then read the graph or remove the repository. The run returns only once its outbox is
+empty, so ``finished`` is always the task's last event.
 Call only from the workflow.
 """
 
@@ -22,8 +23,16 @@ from semspec.workflow.task.loop.calls import ActivityCalls, message_of, was_canc
 from semspec.workflow.task.loop.outbox import Outbox
 from semspec.workflow.task.loop.outcomes import Finished
 from semspec.workflow.task.loop.state import TaskState
-from semspec.workflow.task.messages import FinalizeInput, TaskInput, TaskResult, TaskStatus
+from semspec.workflow.task.messages import (
+    FinalizeInput,
+    FinalizeStep,
+    TaskInput,
+    TaskResult,
+    TaskStatus,
+)
 
+FINALIZE_AT_CANCEL = "finalize-at-cancel"
+"""Patch (ADR 0007): a cancelled run calls ``finalize`` too, which removes its worktree."""
 REINDEX_TIMEOUT = timedelta(minutes=5)
 """Long enough for ``index_activity.MAX_PATHS`` files on a slow disk."""
 
@@ -49,10 +58,10 @@ async def finish(
             noted_patterns=list(review.noted_patterns) if review else [],
             commit_id=status.commit_id,
             reviewer=review.reviewer if review else "",
+            run_dir=inp.run_dir,
         ),
     )
-    if step.checkpoints_deleted:
-        state.log("cleanup", f"deleted {len(step.checkpoints_deleted)} checkpoint branch(es)")
+    log_cleanup(state, step)
     state.log("finished", f"{outcome}" + (f": {reason}" if reason else ""))
     state.finished(outcome, reason)
     fields = {"outcome": outcome, "commit": status.commit_id, "reason": reason}
@@ -70,13 +79,50 @@ async def finish(
     )
 
 
-async def record_cancel(state: TaskState, outbox: Outbox) -> None:
-    """Note the cancellation and tell the monitor the task is over."""
+async def record_cancel(
+    state: TaskState,
+    outbox: Outbox,
+    inp: TaskInput | None = None,
+    calls: ActivityCalls | None = None,
+) -> None:
+    """Clean up (with ``inp`` and ``calls``), note the cancellation and tell the monitor the
+    task is over."""
+    if inp is not None and calls is not None and workflow.patched(FINALIZE_AT_CANCEL):
+        await _finalize_cancelled(inp, state, calls)
     state.finished("cancelled")
     state.log("finished", "cancelled")
     fields = {"outcome": "cancelled", "commit": None, "reason": None}
     outbox.queue("finished", fields | usage_fields(state.status))
     await outbox.drained()
+
+
+async def _finalize_cancelled(inp: TaskInput, state: TaskState, calls: ActivityCalls) -> None:
+    """A cancelled task has ended too: its worktree and checkpoints go as after any other end
+    (``finalize`` records nothing else for it). A failure is logged; the cancel goes on."""
+    try:
+        step = await calls.start(
+            finalize,
+            FinalizeInput(
+                spec=inp.spec,
+                outcome="cancelled",
+                iterations=state.status.iteration,
+                tokens=state.loop.tokens_spent,
+                latency_s=elapsed_s(state),
+                run_dir=inp.run_dir,
+            ),
+        )
+    except ActivityError as err:
+        state.log("cleanup", f"not cleaned up: {message_of(err)}")
+        return
+    log_cleanup(state, step)
+
+
+def log_cleanup(state: TaskState, step: FinalizeStep) -> None:
+    """Say in the task log what ``finalize`` removed (docs/landing.md, "Clean up")."""
+    if step.checkpoints_deleted:
+        state.log("cleanup", f"deleted {len(step.checkpoints_deleted)} checkpoint branch(es)")
+    if step.worktree_removed:
+        state.log("cleanup", f"removed the worktree {step.worktree_removed}")
 
 
 def usage_fields(status: TaskStatus) -> dict[str, Any]:
