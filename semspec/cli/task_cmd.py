@@ -326,7 +326,7 @@ def cancel_cmd(
     task_id: str = typer.Argument(..., help="Task id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Cancel a running task; its worktree and branch are kept."""
+    """Cancel a running task; its branch stays, its worktree goes (unless loop.keep_worktrees)."""
     from semspec.client.task_client import cancel
 
     cli = cli_context(ctx)
