@@ -20,6 +20,9 @@ claim that opens with its evidence span::
                                                  (its parameters): names by return type
     130+20 class Key: d4; sign(data) -> bytes  a class whose members are one run of small
                                                  definitions: one claim (``pack_classes``)
+    151+40 class Cert(ABC): sign(key),serial: bytes; issuer: Name?; version ^
+                                           an abstract class's (or a stub's) members: names by
+                                           return type; ``^``: declared so by a class above
     12 env PORT                            a boundary: env var, config file, CLI entry, route
     1+3 imports yaml,.{models,db}          imported modules (Python's and Go's standard
                                            library left out)
@@ -31,9 +34,10 @@ the whole file), and a different hash on disk means the evidence is stale. A cal
 its caller's claim, whose span holds the call. ``pack_evidence`` expands a pack into those
 pointers. Long string literals in a signature are written ``...`` and long ``Literal[...]``
 lists keep their first values (the span leads to the rest); the definitions of stubs,
-Protocols and abstract classes write their parameters by name (``pack_stubs``). By default
-only the public surface is packed (no ``_private`` names), because an agent onboarding needs
-the map, not every helper; ``private=True`` packs everything.
+Protocols and abstract classes write their parameters by name and are grouped by return type
+(``pack_stubs``); a return type ``T | None`` is ``T?``. By default only the public surface is
+packed (no ``_private`` names), because an agent onboarding needs the map, not every helper;
+``private=True`` packs everything.
 """
 
 from __future__ import annotations
