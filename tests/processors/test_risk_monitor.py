@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,6 +28,7 @@ from semspec.workflow.task.activities import TaskActivities
 from semspec.workflow.task.messages import EventContext, PublishBatch, PublishInput
 from semspec.workflow.task.publisher import EventPublisher
 from tests.support.monitor_events import loop_event
+from tests.support.polling import until
 from tests.support.running_monitor import TEST_RISK as RISK
 from tests.support.running_monitor import Running
 
@@ -36,14 +36,6 @@ from tests.support.running_monitor import Running
 async def publish(nc: NATS, ev: MonitorEvent, msg_id: str | None = None) -> None:
     headers = {"Nats-Msg-Id": msg_id or ev.event_id}
     await nc.jetstream().publish(monitor_subject(ev.kind), ev.to_json(), headers=headers)
-
-
-async def eventually(check: Callable[[], bool], what: str) -> None:
-    for _ in range(400):
-        if check():
-            return
-        await asyncio.sleep(0.025)
-    raise AssertionError(f"never happened: {what}")
 
 
 async def signals_on_stream(nc: NATS) -> list[UserSignal]:
@@ -60,7 +52,7 @@ async def signals_on_stream(nc: NATS) -> list[UserSignal]:
 async def test_a_signal_is_published_once_with_its_id_as_message_id(nc: NATS) -> None:
     async with Running(nc) as monitor:
         await publish(nc, loop_event("iteration", retries=4))
-        await eventually(lambda: monitor.stats.events == 1, "event processed")
+        await until(lambda: monitor.stats.events == 1, "event processed", 10.0)
     signals = await signals_on_stream(nc)
     assert [(s.task_id, s.level, s.reason) for s in signals] == [("t1", "escalate", "retry_limit")]
     commands = [a.command for a in signals[0].suggested_actions]
@@ -73,7 +65,7 @@ async def test_a_duplicate_event_with_a_new_message_id_emits_nothing_new(nc: NAT
     async with Running(nc) as monitor:
         await publish(nc, ev, msg_id="first")
         await publish(nc, ev, msg_id="second")  # past JetStream's dedupe: the monitor's job
-        await eventually(lambda: monitor.stats.duplicates == 1, "duplicate seen")
+        await until(lambda: monitor.stats.duplicates == 1, "duplicate seen", 10.0)
     assert [s.level for s in await signals_on_stream(nc)] == ["pause"]
     assert monitor.stats.events == 1
 
@@ -81,10 +73,10 @@ async def test_a_duplicate_event_with_a_new_message_id_emits_nothing_new(nc: NAT
 async def test_state_survives_a_restart_and_the_ladder_continues(nc: NATS) -> None:
     async with Running(nc) as monitor:
         await publish(nc, loop_event("context", utilization=0.9))
-        await eventually(lambda: monitor.stats.events == 1, "first event")
+        await until(lambda: monitor.stats.events == 1, "first event", 10.0)
     async with Running(nc) as monitor:
         await publish(nc, loop_event("context", utilization=0.9))
-        await eventually(lambda: monitor.stats.events == 1, "second event")
+        await until(lambda: monitor.stats.events == 1, "second event", 10.0)
     assert [s.level for s in await signals_on_stream(nc)] == ["pause", "halt"]
     stored = await StateStore(await ensure_bucket(nc.jetstream())).load_task("t1")
     assert stored is not None and stored.levels == {"context_pressure": "halt"}
@@ -184,7 +176,7 @@ async def test_bad_events_go_to_dead_letters_and_the_next_good_one_is_processed(
     async with Running(nc) as monitor:
         await js.publish(subject, payload)
         await publish(nc, loop_event("iteration", retries=4))
-        await eventually(lambda: monitor.stats.events == 1, "good event processed")
+        await until(lambda: monitor.stats.events == 1, "good event processed", 10.0)
     assert monitor.stats.dead_letters == 1 and monitor.stats.failed_batches == 0
     dead = await js.get_msg(DEAD_LETTER_STREAM, subject=DEAD_LETTER_SUBJECT, seq=None)
     assert dead.data == payload
@@ -204,7 +196,7 @@ async def test_an_event_whose_kind_differs_from_its_subject_is_dead_lettered(nc:
     ev = loop_event("iteration", retries=9)
     async with Running(nc) as monitor:
         await nc.jetstream().publish(monitor_subject("gate"), ev.to_json())
-        await eventually(lambda: monitor.stats.dead_letters == 1, "dead letter")
+        await until(lambda: monitor.stats.dead_letters == 1, "dead letter", 10.0)
     assert monitor.stats.events == 0
 
 
@@ -213,7 +205,7 @@ async def test_conflicting_tasks_are_both_halted_and_finishing_clears_the_index(
         await publish(nc, loop_event("files", task="a", files=["x.py"]))
         await publish(nc, loop_event("files", task="b", files=["x.py"]))
         await publish(nc, loop_event("finished", task="a", outcome="approved"))
-        await eventually(lambda: monitor.stats.events == 3, "three events")
+        await until(lambda: monitor.stats.events == 3, "three events", 10.0)
     halted = sorted((s.task_id, s.level) for s in await signals_on_stream(nc))
     assert halted == [("a", "halt"), ("b", "halt")]
     index = (await StateStore(await ensure_bucket(nc.jetstream())).scan()).index
@@ -250,12 +242,12 @@ async def test_a_humans_answer_sent_by_the_loop_starts_a_new_episode_in_the_moni
     try:
         async with Running(nc) as monitor:
             await publish(nc, loop_event("iteration", retries=4))
-            await eventually(lambda: monitor.stats.events == 1, "first retry limit")
+            await until(lambda: monitor.stats.events == 1, "first retry limit", 10.0)
             batch = PublishBatch([PublishInput(ctx, "escalation", answer)])
             assert (await loop.publish_events(batch)).sent == 1
-            await eventually(lambda: monitor.stats.events == 2, "the answer")
+            await until(lambda: monitor.stats.events == 2, "the answer", 10.0)
             await publish(nc, loop_event("iteration", retries=4))
-            await eventually(lambda: monitor.stats.events == 3, "the retry limit again")
+            await until(lambda: monitor.stats.events == 3, "the retry limit again", 10.0)
     finally:
         await publisher.close()
     sent = await nc.jetstream().get_msg(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from tests.fakes.llm_task import (
     sample_repo,
 )
 from tests.support.owner import OWNER
+from tests.support.polling import until
 from tests.support.servers import NatsServer
 from tests.support.stream_reads import task_events
 from tests.support.tasks import owner_worker, wait_for_phase
@@ -143,14 +144,6 @@ async def publish_signal(nats_url: str, task_id: str, level: RiskLevel) -> None:
         await nc.close()
 
 
-async def _until(probe: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not probe():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.01)
-
-
 async def submit_task(client: Client, queue: str, repo: Path, task_id: str) -> None:
     draft = TaskDraft(
         title=TASK_TITLE, files=["calc.py"], criteria=[TASK_CRITERION], task_id=task_id
@@ -168,7 +161,7 @@ async def test_a_halt_for_the_task_on_nats_stops_its_developer_before_the_next_m
         await submit_task(temporal_client, worker, repo, task_id)
         handle = temporal_client.get_workflow_handle(task_workflow_id(task_id))
         try:
-            await _until(lambda: len(llm.requests_for("developer")) == 3, "a third model call")
+            await until(lambda: len(llm.requests_for("developer")) == 3, "a third model call")
             # The third reply is still 0.3 s away: the halt arrives while the call is made.
             await publish_halt(nats_url, task_id)
             # Nothing signals the workflow here, so the step ends on its own and escalates.
@@ -193,7 +186,7 @@ async def test_a_halt_for_another_task_does_not_stop_the_developer(
     with FakeLLMServer.for_roles(developer=developer, reviewer=[approve_reply()]) as llm:
         repo = sample_repo(tmp_path / "repo", llm.base_url, price=COST)
         await submit_task(temporal_client, worker, repo, task_id)
-        await _until(lambda: len(llm.requests_for("developer")) == 2, "a second model call")
+        await until(lambda: len(llm.requests_for("developer")) == 2, "a second model call")
         await publish_halt(nats_url, f"other-{task_id}")
         handle = temporal_client.get_workflow_handle(
             task_workflow_id(task_id), result_type=TaskResult
@@ -222,7 +215,7 @@ async def test_the_observer_stops_on_a_pause_for_its_task_only(nats_url: str) ->
             await asyncio.sleep(0.5)
             assert observer.stop_requested() is None
             await publish_signal(nats_url, task_id, "pause")
-            await _until(lambda: observer.stop_requested() is not None, "the pause", 10)
+            await until(lambda: observer.stop_requested() is not None, "the pause", 10)
             assert observer.stop_requested() == "pause"
     finally:
         await publisher.close()

@@ -24,6 +24,7 @@ import pytest
 from semspec.core.errors import ConfigError
 from semspec.core.sandbox import UNFENCED, choose_sandbox
 from semspec.workflow.gates import GateFencing, GateSpec, run_gate
+from tests.support.polling import wait_until
 from tests.support.stack import Stack, python_gate, running_stack, sample_config
 
 FIRST_RUN_S = 60
@@ -46,13 +47,6 @@ def runs(marker: Path) -> dict[str, list[float]]:
         if at:
             found.setdefault(run, []).append(float(at))
     return found
-
-
-def wait_for(check: object, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
 
 
 def marker_of(stack: Stack) -> Path | None:
@@ -88,10 +82,10 @@ def test_a_killed_workers_gate_dies_with_it_and_its_retry_runs_alone(
             ],
         )
         assert done.returncode == 0, done.stderr
-        wait_for(lambda: marker_of(stack) is not None, 90, "the gate never started")
+        wait_until(lambda: marker_of(stack) is not None, "the gate never started", 90)
         marker = marker_of(stack)
         assert marker is not None
-        wait_for(lambda: marker.stat().st_size > 100, 30, "the gate never wrote")
+        wait_until(lambda: marker.stat().st_size > 100, "the gate never wrote", 30)
 
         stack.kill("worker")
         time.sleep(1.0)
@@ -102,7 +96,7 @@ def test_a_killed_workers_gate_dies_with_it_and_its_retry_runs_alone(
 
         # A worker again: Temporal retries the gate once its heartbeat times out.
         assert stack.cli("up", "--json", timeout=120).returncode == 0
-        wait_for(lambda: len(runs(marker)) == 2, 120, "the gate was never retried")
+        wait_until(lambda: len(runs(marker)) == 2, "the gate was never retried", 120)
         marks = runs(marker)
         (second,) = set(marks) - {first}
         assert max(marks[first]) < min(marks[second]), "the retried gate overlapped the first"

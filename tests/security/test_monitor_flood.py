@@ -9,10 +9,6 @@ next signal still arrives.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable
-
 from nats.aio.client import Client as NATS
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import NoKeysError
@@ -27,6 +23,7 @@ from semspec.vocabulary.streams import STATE_BUCKET, ensure_bucket
 from semspec.vocabulary.subjects import DEAD_LETTER_STREAM, SIGNAL_STREAM, monitor_subject
 from semspec.vocabulary.workflow_names import task_workflow_id
 from tests.support.monitor_events import loop_event
+from tests.support.polling import until
 from tests.support.running_monitor import Running
 
 MAX_DELIVER = 3
@@ -39,14 +36,6 @@ POISON_HALF = 4_600
 async def publish(nc: NATS, ev: MonitorEvent) -> None:
     headers = {"Nats-Msg-Id": ev.event_id}
     await nc.jetstream().publish(monitor_subject(ev.kind), ev.to_json(), headers=headers)
-
-
-async def eventually(check: Callable[[], bool], what: str, seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.05)
 
 
 def fake_task_files(task: int) -> list[str]:
@@ -100,11 +89,11 @@ async def test_a_forged_flood_and_a_poison_event_are_absorbed_and_the_next_signa
         def real_signal_arrived() -> bool:
             return monitor.stats.signals >= 1
 
-        await eventually(real_signal_arrived, "the real task's escalation")
-        await eventually(lambda: monitor.stats.dead_letters >= 1, "the poison dead-lettered")
+        await until(real_signal_arrived, "the real task's escalation", 120.0)
+        await until(lambda: monitor.stats.dead_letters >= 1, "the poison dead-lettered", 120.0)
         # After the poison: the monitor has moved on and still signals.
         await publish(nc, loop_event("context", task="real", event_id="real-2", utilization=0.9))
-        await eventually(lambda: monitor.stats.signals >= 2, "the real task's pause")
+        await until(lambda: monitor.stats.signals >= 2, "the real task's pause", 120.0)
 
     for subject, reason in (("escalate", "retry_limit"), ("pause", "context_pressure")):
         signal_msg = await js.get_last_msg(SIGNAL_STREAM, f"user.signal.{subject}")
@@ -142,7 +131,7 @@ async def test_an_event_over_the_size_limit_is_dead_lettered_at_once(nc: NATS) -
     # Stored while the stream still had the default limit; the monitor's own check refuses it.
     await publish(nc, big)
     async with Running(nc, risk=risk) as monitor:
-        await eventually(lambda: monitor.stats.dead_letters == 1, "over-large event refused")
+        await until(lambda: monitor.stats.dead_letters == 1, "over-large event refused", 120.0)
         assert monitor.stats.events == 0
     dead = await nc.jetstream().get_last_msg(DEAD_LETTER_STREAM, "semspec.deadletter.monitor")
     assert dead.headers is not None and "over the 2000 limit" in dead.headers[ERROR_HEADER]
@@ -180,11 +169,11 @@ async def test_tasks_whose_workflow_closed_or_never_existed_leave_the_active_set
     async with Running(nc, risk=risk, liveness=liveness) as monitor:
         for task in ("open", "closed", "forged"):
             await publish(nc, loop_event("files", task=task, files=[f"{task}.py", "shared.py"]))
-        await eventually(lambda: monitor.stats.retired == 2, "closed and forged tasks retired")
+        await until(lambda: monitor.stats.retired == 2, "closed and forged tasks retired", 120.0)
         # The retired tasks left the file index: a new task on their file conflicts only with
         # the task still running.
         await publish(nc, loop_event("files", task="late", files=["closed.py", "shared.py"]))
-        await eventually(lambda: monitor.stats.events == 4, "the late task's event")
+        await until(lambda: monitor.stats.events == 4, "the late task's event", 120.0)
     states = {
         s.task_id: s for s in (await StateStore(await ensure_bucket(nc.jetstream())).scan()).states
     }
@@ -201,7 +190,7 @@ async def test_a_task_with_no_event_for_idle_task_s_leaves_the_active_set(nc: NA
     risk = RiskConfig(ack_wait_s=2.0, reconcile_interval_s=0.2, idle_task_s=1.0)
     async with Running(nc, risk=risk) as monitor:
         await publish(nc, loop_event("files", task="quiet", files=["a.py"]))
-        await eventually(lambda: monitor.stats.retired == 1, "the idle task retired")
+        await until(lambda: monitor.stats.retired == 1, "the idle task retired", 120.0)
     stored = await StateStore(await ensure_bucket(nc.jetstream())).load_task("quiet")
     assert stored is not None and not stored.active
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from semspec.services.presence import Presence, present
+from tests.support.polling import wait_until
 from tests.support.servers import squat
 from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
 
@@ -39,7 +39,7 @@ def hand_worker(stack: Stack, tmp_path: Path) -> Iterator[tuple[subprocess.Popen
     with log.open("wb") as out:
         proc = subprocess.Popen([*argv, "--identity", IDENTITY], env=env, stdout=out, stderr=out)
     try:
-        wait_for(lambda: announced(stack) is not None, 60, "the hand-started worker never served")
+        wait_until(lambda: announced(stack) is not None, "the hand-started worker never served", 60)
         yield proc, log
     finally:
         proc.terminate()
@@ -49,13 +49,6 @@ def hand_worker(stack: Stack, tmp_path: Path) -> Iterator[tuple[subprocess.Popen
 def announced(stack: Stack) -> Presence | None:
     found = [p for p in present(stack.run_dir, "worker") if p.identity == IDENTITY]
     return found[0] if found else None
-
-
-def wait_for(check: object, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
 
 
 def test_a_hand_started_worker_follows_nats_that_up_moved(
@@ -75,7 +68,7 @@ def test_a_hand_started_worker_follows_nats_that_up_moved(
             presence = announced(stack)
             return presence is not None and presence.endpoints.get("nats") == new
 
-        wait_for(follows, 60, f"the hand-started worker stayed on {old}")
+        wait_until(follows, f"the hand-started worker stayed on {old}", 60)
         assert proc.poll() is None, "the worker exited instead of following"
         assert "the stack's services moved: following them" in log.read_text(encoding="utf-8")
         status = stack.cli("status", "--json")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from tests.fakes.llm_task import (
     sample_repo,
 )
 from tests.support.owner import OWNER, answer, send
+from tests.support.polling import until
 from tests.support.slow_gate import gate_pid, is_running, slow_gate
 from tests.support.tasks import GOOD_CALC, start, task_input, wait_for_phase, write_script
 
@@ -109,15 +110,6 @@ async def test_a_pause_cancels_the_running_gate_and_checkpoints_at_once(
     assert "escalation" not in kinds  # a pause needs no human while checkpoints are left
 
 
-async def _until(probe: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
-    """Poll ``probe`` until it holds (bounded); fail naming what never happened."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not probe():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.05)
-
-
 def _held(release: threading.Event, reply: FakeReply) -> FakeReply:
     """Stand-in for a slow LLM: holds the request until the test releases it (bounded)."""
     release.wait(timeout=120)
@@ -148,7 +140,7 @@ async def test_a_halt_stops_the_llm_developer_and_no_llm_call_follows_it(
         handle = temporal_client.get_workflow_handle(
             task_workflow_id(task_id), result_type=TaskResult
         )
-        await _until(lambda: bool(llm.requests_for("developer")), "the developer calls the LLM")
+        await until(lambda: bool(llm.requests_for("developer")), "the developer calls the LLM")
         await send(handle, SIGNAL_HALT, HALT)
         status = await wait_for_phase(handle, "escalated")
         assert status.pending_escalation is not None
@@ -180,7 +172,7 @@ async def test_a_halt_ends_a_command_developer_with_its_process_group(
     inp = task_input(git_repo, tmp_path / "unused.yaml", _tid())
     inp = replace(inp, spec=replace(inp.spec, developer=RoleSpec("command", "agent-cli")))
     handle = await start(temporal_client, inp, worker)
-    await _until(pid_path.exists, "the command agent starts")
+    await until(pid_path.exists, "the command agent starts")
     pid = int(pid_path.read_text(encoding="utf-8"))
     await send(handle, SIGNAL_HALT, HALT)
     status = await wait_for_phase(handle, "escalated")
