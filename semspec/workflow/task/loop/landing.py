@@ -162,8 +162,7 @@ class Landing:
             ),
         )
         self.workspace = new = step.workspace
-        state.workspace_ready(new)
-        state.land_changed(None)
+        state.started_again(new)
         state.log("workspace", f"started again on {spec.base_branch} at {new.base_commit[:10]}")
         loop.feedback = [_redo_feedback(failed, spec.base_branch, new.base_commit, step)]
         loop.guidance = guidance

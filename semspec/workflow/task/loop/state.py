@@ -152,10 +152,16 @@ class TaskState:
         """The approved work is a commit on the task's branch."""
         self.status.commit_id = commit_id
 
-    def land_changed(self, land: dict[str, str] | None) -> None:
-        """Where the approved work of a task that lands itself is on its way to the base
-        (``landing``); None once it starts again on the base."""
-        self.status.land = None if land is None else dict(land)
+    def land_changed(self, land: dict[str, str]) -> None:
+        """Where the approved work of a task that lands itself is on its way to the base."""
+        self.status.land = dict(land)
+
+    def started_again(self, ws: Workspace) -> None:
+        """A land failed and a human asked for the work again: the task branch is back at the
+        base's tip, without the approved commit, and nothing is on its way to the base."""
+        self.workspace_ready(ws)
+        self.status.commit_id = None
+        self.status.land = None
 
     def failed_attempt(self, fingerprint: str, why: str) -> Escalate | None:
         """Count a failed attempt (gates or review) with its evidence; the escalation it calls
