@@ -10,6 +10,17 @@ from pathlib import Path
 from semspec.workflow.patches import PATCHES
 
 ROOT = Path(__file__).resolve().parents[2]
+PATCH_CALLS = ("patched", "deprecate_patch")
+
+
+def _is_patch_call(node: ast.AST) -> bool:
+    """``workflow.patched(...)``, or ``patched(...)`` imported by name."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr in PATCH_CALLS
+    return isinstance(func, ast.Name) and func.id in PATCH_CALLS
 
 
 def _patched_ids(source: Path) -> dict[str, str]:
@@ -25,12 +36,7 @@ def _patched_ids(source: Path) -> dict[str, str]:
             if isinstance(target, ast.Name) and isinstance(node.value.value, str)
         }
         for node in ast.walk(tree):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("patched", "deprecate_patch")
-                and node.args
-            ):
+            if not isinstance(node, ast.Call) or not _is_patch_call(node):
                 continue
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -65,3 +71,10 @@ def test_the_checker_finds_a_patch_named_by_a_constant(tmp_path: Path) -> None:
         'P = "some-change"\n\ndef f(workflow):\n    return workflow.patched(P)\n'
     )
     assert list(_patched_ids(tmp_path)) == ["some-change"]
+
+
+def test_the_checker_finds_a_patch_called_by_its_imported_name(tmp_path: Path) -> None:
+    (tmp_path / "wf.py").write_text(
+        'from temporalio.workflow import patched\n\ndef f():\n    return patched("other")\n'
+    )
+    assert list(_patched_ids(tmp_path)) == ["other"]
