@@ -93,6 +93,17 @@ def wait_for(path: Path, timeout_s: float = 120.0) -> None:
         time.sleep(0.1)
 
 
+def plan_finished(stack: Stack, repo: Path, plan_id: str, timeout_s: float = 240) -> Any:
+    """``plan status --json`` once the plan is done (bounded wait)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = stack.cli_json("plan", "status", plan_id, repo=repo)
+        if status["state"] == "done":
+            return status
+        assert time.monotonic() < deadline, f"plan {plan_id} never finished: {status}"
+        time.sleep(0.5)
+
+
 def test_with_loop_land_auto_an_approved_task_is_on_main_with_no_command_typed(
     stack: Stack,
 ) -> None:
@@ -168,8 +179,9 @@ def test_a_task_whose_base_moved_on_the_same_line_escalates_land_conflict_and_la
 def test_a_plan_with_land_auto_lands_each_task_and_the_dependent_starts_from_the_landed_base(
     stack: Stack,
 ) -> None:
-    repo = make_project(stack, "plan-auto", project_config(stack, "plan-auto"))
-    start = git(repo, "rev-parse", "main")
+    barrier = stack.root / "plan-auto-barrier"
+    gates = {"sandbox": "none", "additional": [pytest_gate(), barrier_gate(barrier)]}
+    repo = make_project(stack, "plan-auto", project_config(stack, "plan-auto", gates=gates))
     first, second = new_id("add-function"), new_id("test-function")
     scripts = stack.root / "plan-auto-scripts"
     write_script(
@@ -206,18 +218,28 @@ def test_a_plan_with_land_auto_lands_each_task_and_the_dependent_starts_from_the
     plan_file = scripts / "plan.yaml"
     plan_file.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
 
-    done = stack.cli("plan", "submit", str(plan_file), "--wait", "--json", repo=repo, timeout=240)
+    submitted = stack.cli("plan", "submit", str(plan_file), "--json", repo=repo)
+    assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr
+    # While the first task's gates run, the user commits to main: the first task is rebased.
+    wait_for(barrier / "waiting")
+    moved = user_commits(repo, "README.md", "# mdurl, with the user's notes\n", "notes")
+    (barrier / "go").touch()
 
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    plan_done = plan_finished(stack, repo, plan_id)
+
+    assert plan_done["outcome"] == "approved", str(plan_done)[-3000:]
     one, two = (stack.status(t, repo=repo) for t in (first, second))
     assert one["land"]["state"] == two["land"]["state"] == "landed"
     assert git(repo, "log", "--format=%H", "-3", "main").splitlines() == [
         two["land"]["commit"],
         one["land"]["commit"],
-        start,
+        moved,
     ]
-    # The dependent task forked from the commit its dependency landed as.
+    assert one["land"]["commit"] != one["commit_id"]  # rebased on the user's commit
+    # The dependent task forked from the commit its dependency landed as, not from the first
+    # task's branch, so it landed by fast-forward: its own commit is on main.
     assert two["base_commit"] == one["land"]["commit"]
+    assert two["land"]["commit"] == two["commit_id"]
     assert "format_without_hash" in (repo / SUITE).read_text()
     assert git(repo, "status", "--porcelain") == ""
     assert worktrees(repo) == [str(repo.resolve())]
