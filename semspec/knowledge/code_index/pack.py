@@ -49,6 +49,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from semspec.graph.store import GraphStore
 from semspec.knowledge.code_index.facts import FileFacts, Symbol
@@ -87,6 +88,8 @@ _OPTIONAL = re.compile(
 )
 _OPTIONAL_RETURN = re.compile(r"^( -> [\w.]+(?:\[[^|]*\])?) \| None$")
 """`` -> T | None`` for one type ``T``, written `` -> T?`` as an optional parameter is."""
+_IDENT = re.compile(r"(?<![\w.])d\d+(?!\w)")
+"""A dictionary id where it stands as a word."""
 _PARAMETER = re.compile(r"(?P<name>\*{0,2}\w+\??): (?P<annotation>.+)")
 _TIDY = re.compile(r"(\()\s+|,?\s+(\))")
 BOUNDARY_LABELS = {"cli_entry": "cli", "http_route": "http", "env_var": "env", "config_file": "cfg"}
@@ -101,6 +104,7 @@ class Pack:
     claims_with_evidence: int
 
 
+@lru_cache(maxsize=65_536)
 def short_signature(symbol: Symbol) -> str | None:
     """A Python signature without what the node line already says (keyword, name, ``self``).
 
@@ -791,30 +795,36 @@ class _PackWriter:
     def _inline_single_uses(self) -> None:
         """Write in place each entry used once (its planned uses folded into a run's entry),
         and drop entries no longer used: their line would cost more than it saves. An id is
-        counted wherever it stands as a word, so a name that reads like one keeps it."""
-        changed = True
-        while changed:
-            changed = False
-            for text, ident in list(self.words.items()):
+        counted wherever it stands as a word, so a name that reads like one keeps it. Each pass
+        reads the text once; an entry used inside another entry waits for a pass of its own."""
+        while True:
+            uses: Counter[str] = Counter()
+            lines: dict[str, int] = {}
+            for index, line in enumerate(self.body):
+                for found in _IDENT.finditer(line):
+                    uses[found[0]] += 1
+                    lines[found[0]] = index
+            for text in self.words:
+                uses.update(found[0] for found in _IDENT.finditer(text))
+            single = {i: t for t, i in self.words.items() if uses[i] == 0 or i in lines}
+            single = {i: t for i, t in single.items() if uses[i] <= 1}
+            if not single:
+                inside = [(t, i) for t, i in self.words.items() if uses[i] == 1]
+                if not inside:
+                    return
+                text, ident = inside[0]  # used once, in another entry's text
+                del self.words[text]
                 word = re.compile(rf"(?<![\w.]){ident}(?!\w)")
-                lines = [i for i, line in enumerate(self.body) for _ in word.finditer(line)]
-                entries = [t for t in self.words if t != text for _ in word.finditer(t)]
-                if len(lines) + len(entries) > 1:
-                    continue
+                self.words = {_written(word, t, text): i for t, i in self.words.items()}
+                self.ids.discard(ident)
+                continue
+            for ident, text in single.items():
                 del self.words[text]
                 self.ids.discard(ident)
-                changed = True
-
-                def place(_match: re.Match[str], text: str = text) -> str:
-                    return text
-
-                if lines:
-                    self.body[lines[0]] = word.sub(place, self.body[lines[0]])
-                elif entries:
-                    self.words = {
-                        (word.sub(place, t) if t == entries[0] else t): i
-                        for t, i in self.words.items()
-                    }
+                if ident in lines:
+                    word = re.compile(rf"(?<![\w.]){ident}(?!\w)")
+                    at = lines[ident]
+                    self.body[at] = _written(word, self.body[at], text)
 
     def word(self, text: str) -> str:
         return self.words.get(text, text)
@@ -830,6 +840,12 @@ class _PackWriter:
         header = f"MP2 files={files} claims={self.claims} evidenced={self.claims}"
         dictionary = [f"{ident} {text}" for text, ident in self.words.items()]
         return "\n".join([header, *dictionary, *self.body]) + "\n"
+
+
+def _written(word: re.Pattern[str], line: str, text: str) -> str:
+    """``line`` with the id ``word`` matches replaced by the entry's ``text`` (taken as it is,
+    not as a replacement template)."""
+    return word.sub(lambda _match: text, line)
 
 
 def _run_text(line: str) -> str:
