@@ -4,42 +4,16 @@ timeline gives each entry the time the loop wrote it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from semspec.console.live import row_fields
-from semspec.console.page_status import PageStatus
-from semspec.console.state import template_environment
-from semspec.console.task_diff import TaskDiff
-from semspec.console.task_page import GATE_TAIL_LINES
-from semspec.console.task_timeline import timeline
 from semspec.vocabulary.event_payloads import (
     EscalationRaised,
     FinishedPayload,
     IterationPayload,
 )
 from semspec.workflow.task.messages import LogEntry, TaskStatus
+from tests.support.task_page import render_task
 
 AT = "2026-11-27T11:54:59+00:00"
-
-
-def render_task(status: TaskStatus, **extra: Any) -> str:
-    diff = TaskDiff("", "", [], 0, 0, False, "the task has no workspace yet")
-    context: dict[str, Any] = {
-        "request": None,
-        "url_for": None,
-        "active": "",
-        "page_status": PageStatus(),
-        "task_id": status.task_id,
-        "status": status,
-        "problem": "",
-        "timeline": timeline(status),
-        "diff": diff,
-        "diff_files": [],
-        "gate_tail_lines": GATE_TAIL_LINES,
-        "cost": "",
-        "budget": "",
-    }
-    return template_environment().get_template("task.html").render(context | extra)
 
 
 def test_the_live_feed_gives_retries_as_used_of_allowed() -> None:

@@ -9,20 +9,15 @@ import secrets
 import string
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
 from semspec.console.iteration_diffs import MAX_ITERATION_CHARS, diffs_of
-from semspec.console.page_status import PageStatus
-from semspec.console.state import template_environment
-from semspec.console.task_diff import TaskDiff
-from semspec.console.task_page import GATE_TAIL_LINES
-from semspec.console.task_timeline import timeline
 from semspec.workflow.git.diff import worktree_diff
 from semspec.workflow.git.worktree import ensure_worktree
 from semspec.workflow.task.iteration_tree import iteration_tree
 from semspec.workflow.task.messages import LogEntry, TaskStatus
+from tests.support.task_page import render_task
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -118,26 +113,6 @@ def test_a_long_iteration_diff_is_cut_and_says_so(git_repo: Path, tmp_path: Path
     assert sum(len(line.text) for f in diff[1].files for line in f.lines) <= MAX_ITERATION_CHARS
 
 
-def render_task(status: TaskStatus, iteration_diffs: dict[int, Any]) -> str:
-    context: dict[str, Any] = {
-        "request": None,
-        "url_for": None,
-        "active": "",
-        "page_status": PageStatus(),
-        "task_id": status.task_id,
-        "status": status,
-        "problem": "",
-        "timeline": timeline(status),
-        "diff": TaskDiff("", "", [], 0, 0, False, "no diff"),
-        "diff_files": [],
-        "iteration_diffs": iteration_diffs,
-        "gate_tail_lines": GATE_TAIL_LINES,
-        "cost": "",
-        "budget": "",
-    }
-    return template_environment().get_template("task.html").render(context)
-
-
 def test_the_task_page_folds_each_iterations_diff_with_its_files_inside(
     git_repo: Path, tmp_path: Path
 ) -> None:
@@ -147,7 +122,7 @@ def test_the_task_page_folds_each_iterations_diff_with_its_files_inside(
     first = _state(wt, info.base_commit)
     (wt / "notes.md").write_text(f"# Notes\n\n{HOSTILE}\n")
     status = _status(info.base_commit, info.path, [first, _state(wt, info.base_commit)])
-    html = render_task(status, diffs_of(status, git_repo))
+    html = render_task(status, iteration_diffs=diffs_of(status, git_repo))
     second = html[html.index('<section data-iteration="2"') :]
     second = second[: second.index("</section>")]
     block = second[second.index('<details class="iteration-diff" data-iteration="2"') :]
