@@ -3,10 +3,11 @@ stack the real ``semspec up`` started, console included, in a copy of mdurl whos
 the required gate.
 
 Two tasks change the same line of ``mdurl/_format.py`` and are approved (the second declared
-another file, so it does not wait for the first to land). The board and the task
-page show each as approved, not landed, with a Land button. A form posted from a page on another
-origin, open in the owner's browser, lands nothing. With an uncommitted edit in the checkout,
-Land refuses with the words ``semspec task land`` prints and moves nothing. Pressed on a clean
+another file, so it does not wait for the first to land). The board and the task page show each
+as approved, not landed, with a Land button. A form posted from a page on another origin, open
+in the owner's browser, lands nothing; nor does a request forged over plain HTTP (no session
+cookie, another origin, no origin, cross-site). With an uncommitted edit in the checkout, Land
+refuses with the words ``semspec task land`` prints and moves nothing. Pressed on a clean
 checkout, Land moves main to the task's commit and the page shows it landed with that commit;
 so does the board. The second task's land conflicts: the page names the file, main stays.
 """
@@ -20,10 +21,12 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2 as httpx
 import pytest
 import pytest_asyncio
 from playwright.async_api import BrowserContext, Page, expect
 
+from semspec.services.console_session import load_session, session_file
 from tests.support.browser import WAIT_MS, chromium, opened, other_origin, require_chromium
 from tests.support.mdurl_project import (
     FORMAT_PY,
@@ -147,6 +150,32 @@ async def test_a_land_posted_from_another_origin_lands_nothing(
     assert git(console.stack.repo, "rev-parse", "main") == before
     land = console.stack.status(console.first)["land"]
     assert land == {"state": "approved"}, land
+
+
+def test_a_forged_land_request_is_refused_and_lands_nothing(console: Console) -> None:
+    """Over plain HTTP, as a script would forge it: without the session cookie, from another
+    origin, with no origin, or cross-site by the browser's word; each moves nothing."""
+    repo = console.stack.repo
+    before = git(repo, "rev-parse", "main")
+    port = console.stack.records()["console"].ports["http"]
+    session = load_session(session_file(console.stack.run_dir, port))
+    assert session is not None
+    path = f"/tasks/{console.first}/land"
+    form = {"action": "land"}
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", headers={"Host": session.authority}, timeout=30
+    ) as client:
+        assert client.post(path, data=form, headers={"Origin": console.origin}).status_code == 401
+        assert client.get("/", params={"token": session.secret}).status_code == 303
+        for headers in (
+            {"Origin": "http://evil.example"},
+            {},
+            {"Origin": console.origin, "Sec-Fetch-Site": "cross-site"},
+        ):
+            answer = client.post(path, data=form, headers=headers)
+            assert answer.status_code == 403, (headers, answer.status_code, answer.text)
+    assert git(repo, "rev-parse", "main") == before
+    assert console.stack.status(console.first)["land"] == {"state": "approved"}
 
 
 async def test_land_with_a_dirty_checkout_refuses_with_the_clis_words(
