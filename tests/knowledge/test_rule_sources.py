@@ -20,6 +20,7 @@ from semspec.knowledge.sources.rule_front_matter import (
 )
 from semspec.knowledge.sources.sync import sync_sources
 from semspec.workflow.context.assembler_sops import matching_sops
+from tests.support.knowledge_page import render_knowledge
 from tests.support.repos import make_repo
 
 
@@ -183,26 +184,12 @@ def test_front_matter_of_real_shapes_is_read_without_yaml(
 
 
 def test_the_knowledge_page_shows_each_rules_origin(store: GraphStore, tmp_path: Path) -> None:
-    from semspec.console.knowledge_data import gather
-    from semspec.console.state import template_environment
-
     repo = _repo(
         tmp_path,
         {"src/AGENTS.md": "# S\n\nText.\n", "CLAUDE.md": "# C\n\n@a.md\n", "a.md": "A.\n"},
     )
     sync_sources(store, repo)
-    html = (
-        template_environment()
-        .get_template("knowledge.html")
-        .render(
-            k=gather(store, repo),
-            problem="",
-            shown=50,
-            request=None,
-            url_for=lambda *a, **k: "/",
-            active="knowledge",
-        )
-    )
+    html = render_knowledge(store, repo)
     assert 'data-sop-id="src/AGENTS.md" data-severity="warning" data-matches="1"' in html
     assert 'data-origin="agents_md"' in html
     assert "(claude_md; imports a.md)" in html

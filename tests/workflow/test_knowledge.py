@@ -19,6 +19,7 @@ from semspec.workflow.knowledge import (
     record_convention,
     record_decision,
 )
+from tests.support.knowledge_page import render_knowledge
 from tests.support.repos import make_repo
 
 
@@ -125,9 +126,6 @@ def test_a_reviewer_glob_picks_the_evidence_among_the_changed_files(store: Graph
 def test_the_knowledge_page_shows_a_conventions_scope_and_its_approvals(
     store: GraphStore, tmp_path: Path
 ) -> None:
-    from semspec.console.knowledge_data import gather
-    from semspec.console.state import template_environment
-
     files = {"src/api/users.py": "x = 1\n", "src/api/v2/orders.py": "y = 2\n", "b.py": ""}
     repo = tmp_path / "repo"
     make_repo(repo, files)
@@ -139,19 +137,7 @@ def test_the_knowledge_page_shows_a_conventions_scope_and_its_approvals(
         store, "p", "typed-errors", "*", "Raise typed errors.", "task t2 reviewed by r",
         ["src/api/v2/orders.py"],
     )  # fmt: skip
-    html = (
-        template_environment()
-        .get_template("knowledge.html")
-        .render(
-            k=gather(store, repo),
-            problem="",
-            shown=50,
-            request=None,
-            url_for=lambda *a, **k: "/",
-            active="knowledge",
-            page_status={"escalations": None, "monitor": ""},
-        )
-    )
+    html = render_knowledge(store, repo)
     row = html.split('data-convention="typed-errors"', 1)[1].split("</tr>", 1)[0]
     assert "<code>src/api/**/*.py</code>" in row
     assert "<td>2</td>" in row  # the two tracked files under src/api
