@@ -47,6 +47,10 @@ async def collect(client: Client, repo: Path, run_dir: Path, *, dry_run: bool) -
         if state == "running":
             result.kept.append((item, f"{workflow_id} is running"))
             continue
+        if item.of_land and await _lands_itself(client, item.owner, states):
+            # A task that lands itself (`loop.land: auto`) runs its land in its own workflow.
+            result.kept.append((item, f"{task_workflow_id(item.owner)} is running its land"))
+            continue
         if item.kind == "checkpoint" and state == "completed":
             result.kept.append((item, f"{workflow_id} completed and kept its checkpoints"))
             continue
@@ -58,6 +62,14 @@ async def collect(client: Client, repo: Path, run_dir: Path, *, dry_run: bool) -
         else:
             result.kept.append((item, "in use"))
     return result
+
+
+async def _lands_itself(client: Client, task_id: str, states: dict[str, str]) -> bool:
+    """Whether the task's own workflow runs: its land scratch may be in use by it."""
+    workflow_id = task_workflow_id(task_id)
+    if workflow_id not in states:
+        states[workflow_id] = await _state(client, workflow_id)
+    return states[workflow_id] == "running"
 
 
 async def _state(client: Client, workflow_id: str) -> str:

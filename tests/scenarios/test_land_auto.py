@@ -54,6 +54,19 @@ def test_the_format_module_keeps_its_one_public_function():
     assert not hasattr(mdurl._format, "format_without_hash")
 """
 
+COUNTED_BARRIER = """\
+import pathlib, sys, time
+folder = pathlib.Path(sys.argv[1])
+run = 0
+while (folder / f"waiting-{run}").exists():
+    run += 1
+(folder / f"waiting-{run}").touch()
+deadline = time.monotonic() + 150
+while not (folder / f"go-{run}").exists() and time.monotonic() < deadline:
+    time.sleep(0.1)
+sys.exit(0 if (folder / f"go-{run}").exists() else 1)
+"""
+
 
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
@@ -291,3 +304,34 @@ def test_a_gate_failing_on_the_combined_result_escalates_approve_lands_again_and
     assert git(repo, "rev-parse", "main") == moved  # nothing landed
     kept = git(repo, "rev-parse", f"semspec/task/{task_id}")
     assert kept == done["commit_id"]  # the task branch keeps the approved commit
+
+
+def test_gc_during_a_tasks_own_land_keeps_the_lands_scratch_worktree(stack: Stack) -> None:
+    # Run n of the gate waits for go-<n>: run 0 is the task's own gates, run 1 the land's gates
+    # on the rebased result, in the land's scratch worktree.
+    barrier = stack.root / "land-gc-barrier"
+    barrier.mkdir(parents=True)
+    script = barrier / "barrier.py"
+    script.write_text(COUNTED_BARRIER, encoding="utf-8")
+    gate = {"name": "barrier", "command": f"{sys.executable} {script} {barrier}", "timeout": 180}
+    gates = {"sandbox": "none", "additional": [gate]}
+    config = project_config(stack, "land-gc", gates=gates, loop={"land": "auto"})
+    repo = make_project(stack, "land-gc", config)
+    task_id = new_id("hash")
+    script_rows = [{"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": APPROVE}]
+    code, _ = submit(stack, repo, task_id, [FORMAT_PY], script_rows, wait=False)
+    assert code == 0
+    wait_for(barrier / "waiting-0")
+    moved = user_commits(repo, "README.md", "# mdurl, with the user's notes\n", "notes")
+    (barrier / "go-0").touch()
+    wait_for(barrier / "waiting-1")  # the land gates the rebased change
+
+    found = stack.cli_json("gc", repo=repo)
+
+    scratch = [item for item in found["kept"] if item["owner"] == task_id]
+    assert scratch and all("is running" in item["why"] for item in scratch), found
+    assert not [item for item in found["removed"] if item["owner"] == task_id], found
+    (barrier / "go-1").touch()
+    done = stack.wait_status(task_id, lambda s: bool(s["outcome"]), timeout_s=120, repo=repo)
+    assert done["land"]["state"] == "landed", done["land"]
+    assert git(repo, "rev-parse", "main~1") == moved
