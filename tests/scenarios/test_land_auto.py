@@ -9,8 +9,13 @@
 - A gate that fails only on the combined result (the user's new test meets the task's change)
   escalates `land_gate_failed` with the gate's output; `approve` lands again as it is (and fails
   again), `abort` ends the task and its branch keeps the approved commit.
-- A plan with `land: auto` lands each task as it is approved; the dependent task starts from the
-  commit its dependency landed as, so it lands by fast-forward.
+- A plan with `land: auto` lands each task as it is approved; main moves under the first task,
+  which is rebased, and the dependent task starts from the commit it landed as, so it lands by
+  fast-forward.
+- `semspec gc` run while a task's own land gates the rebased change keeps the land's scratch.
+
+The tasks' gates wait for the test where it must move main while a task runs (`barrier_gate`,
+unsandboxed so that it can see the test's folder).
 """
 
 from __future__ import annotations
