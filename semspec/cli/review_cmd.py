@@ -3,6 +3,7 @@ and rules it was given in full, cut, or left out (with each rule's origin)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import typer
 
 from semspec.cli.context import cli_context
 from semspec.cli.output import print_json, print_table, print_text
-from semspec.core.errors import InputError
+from semspec.core.errors import GitError, InputError
 from semspec.core.path_refusal import os_refusal
 
 app = typer.Typer(help="Inspect what the reviewer is given.", no_args_is_help=True)
@@ -49,15 +50,20 @@ def _from_task(ctx: typer.Context, task_id: str) -> tuple[list[str], str | None,
 
     from semspec.cli.runtime import run_with_client
     from semspec.client.task_client import task_status
-    from semspec.workflow.git.diff import worktree_diff
+    from semspec.workflow.git.diff import commit_patch, worktree_diff
     from semspec.workflow.task.secret_guard import masked
 
     cli = cli_context(ctx)
     status = run_with_client(cli, lambda client, _e: task_status(client, task_id))
     diff = ""
+    head = status.commit_id or status.branch
     if status.worktree and status.base_commit and _Path(status.worktree).is_dir():
         diff = worktree_diff(_Path(status.worktree), status.base_commit).patch
-        diff = masked(cli.repo, diff)  # as the reviewer agent sees it
+    elif status.base_commit and head:
+        # An ended task's worktree is gone (docs/landing.md, "Clean up"): its commit holds it.
+        with contextlib.suppress(GitError):  # a branch deleted since: no diff to show
+            diff = commit_patch(cli.repo, status.base_commit, head)
+    diff = masked(cli.repo, diff)  # as the reviewer agent sees it
     return list(status.task_files), status.plan_id, diff, status.base_commit
 
 

@@ -125,6 +125,10 @@ def test_ended_tasks_leave_only_the_users_checkout_and_an_escalated_task_keeps_i
     )
     [patch] = patches["patches"]
     assert "format_without_hash" in Path(patch).read_text(encoding="utf-8")
+    # `review context` counts the task's change against the budget, from its commit now.
+    review = stack.cli_json("review", "context", done, repo=repo)
+    without = stack.cli_json("review", "context", "--file", FORMAT_PY, repo=repo)
+    assert review["budget_tokens"] < without["budget_tokens"], (review, without)
     landed = stack.cli_json("task", "land", done, repo=repo)
     assert landed["outcome"] == "landed", landed
     assert git(repo, "rev-parse", "main") == landed["commit"]

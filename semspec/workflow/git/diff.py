@@ -56,6 +56,16 @@ def worktree_diff(
     )
 
 
+def commit_patch(
+    repo_path: Path, base_commit: str, head: str, max_patch_chars: int = DEFAULT_MAX_PATCH_CHARS
+) -> str:
+    """The patch from ``base_commit`` to ``head`` (a commit id or a branch), cut to
+    ``max_patch_chars``: a task's change once its worktree is gone."""
+    repo = open_repository(repo_path)
+    diff = repo.diff(commit_of(repo, base_commit, repo_path), commit_of(repo, head, repo_path))
+    return _bounded(diff.patch or "", max_patch_chars)[0]
+
+
 def _path_of(delta: pygit2.DiffDelta) -> str:
     path = delta.new_file.path or delta.old_file.path
     assert isinstance(path, str)
