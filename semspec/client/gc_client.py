@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pygit2
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from semspec.client.task_client import state_name
+from semspec.core.errors import SemspecError
 from semspec.vocabulary.workflow_names import task_workflow_id
 from semspec.workflow.git.leftovers import Leftover, find_leftovers, remove_leftover
 from semspec.workflow.land.messages import land_workflow_id
@@ -57,7 +59,13 @@ async def collect(client: Client, repo: Path, run_dir: Path, *, dry_run: bool) -
         if item.kind == "worktree" and item.registered and state == "completed":
             result.kept.append((item, f"{workflow_id} completed and kept its worktree"))
             continue
-        if dry_run or await asyncio.to_thread(remove_leftover, repo, run_dir, item):
+        try:
+            gone = dry_run or await asyncio.to_thread(remove_leftover, repo, run_dir, item)
+        except (OSError, SemspecError, pygit2.GitError) as exc:
+            # One thing that cannot go (a folder made unwritable) does not stop the rest.
+            result.kept.append((item, f"not removed: {exc}"))
+            continue
+        if gone:
             result.removed.append(item)
         else:
             result.kept.append((item, "in use"))

@@ -15,10 +15,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
+
+from semspec.core.errors import SemspecError
+from semspec.core.logging import get_logger
 from semspec.core.run_lock import lock_path
 from semspec.workflow.git.leftovers import remove_free_lock
 from semspec.workflow.git.worktree import remove_worktree
 from semspec.workflow.task.task_spec import TaskSpec
+
+log = get_logger("task-cleanup")
 
 WORKTREES = "worktrees"
 """The folder of the run folder that holds the tasks' worktrees (``prepare_workspace``)."""
@@ -32,7 +38,12 @@ def remove_finished_worktree(spec: TaskSpec, run_dir: Path) -> str:
     repo = Path(spec.repo_path)
     root = run_dir / WORKTREES
     lock = Path(lock_path(str(root / spec.task_id)))
-    removed = remove_worktree(repo, spec.task_id, root)
+    try:
+        removed = remove_worktree(repo, spec.task_id, root)
+    except (OSError, SemspecError, pygit2.GitError) as exc:
+        # The task's outcome stands; what is left shows in `git worktree list` and gc.
+        log.warning("worktree not removed", task=spec.task_id, error=str(exc))
+        return ""
     if lock.parent == root.resolve() and lock.is_file():
         remove_free_lock(lock)
     return removed
