@@ -16,15 +16,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx2 as httpx
 import pytest
 
+from tests.support.console_ui import Console, console_ui
 from tests.support.mdurl_project import (
     FORMAT_PY,
     PACKAGE_FILES,
@@ -36,7 +34,7 @@ from tests.support.mdurl_project import (
     without_fragment_support,
 )
 from tests.support.scenario_tasks import APPROVE, EXIT_ESCALATED, entries, finished, new_id, submit
-from tests.support.stack import Stack, cli_env, python_gate
+from tests.support.stack import Stack, python_gate
 
 HOSTILE = "<script>alert(1)</script>"
 SOPS = {
@@ -59,14 +57,6 @@ FIXED = {"developer": {"write": {FORMAT_PY: with_new_function()}}, "reviewer": A
 GUIDANCE = "keep url.hash in format(); the round-trip test needs it"
 
 
-@dataclass
-class Console:
-    """A logged-in HTTP client of the project's console and the console's origin."""
-
-    http: httpx.Client
-    origin: str
-
-
 @pytest.fixture(scope="module")
 def project(stack: Stack) -> Path:
     gates = {"preset": "none", "additional": [pytest_gate(), LOUD_GATE]}
@@ -80,26 +70,8 @@ def project(stack: Stack) -> Path:
 @pytest.fixture(scope="module")
 def console(stack: Stack, project: Path) -> Iterator[Console]:
     """``semspec ui --port 0`` of the project, logged in with the token its URL carries."""
-    argv = [sys.executable, "-m", "semspec", "--repo", str(project), "ui", "--port", "0", "--json"]
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env()
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, f"semspec ui printed nothing: {proc.stderr.read() if proc.stderr else ''}"
-        url = httpx.URL(json.loads(line)["url"])
-        origin = f"http://{url.host}:{url.port}"
-        # The console's *.localhost name is for browsers (they resolve it themselves): connect
-        # to loopback and name it in Host, as a browser does.
-        loopback = f"http://127.0.0.1:{url.port}"
-        named = {"Host": f"{url.host}:{url.port}"}
-        with httpx.Client(base_url=loopback, headers=named, timeout=60) as http:
-            assert http.get("/", params={"token": url.params["token"]}).status_code == 303
-            yield Console(http, origin)
-    finally:
-        proc.terminate()  # the process this fixture started
-        proc.communicate(timeout=30)
+    with console_ui(project) as console:
+        yield console
 
 
 @dataclass

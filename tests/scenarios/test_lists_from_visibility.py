@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import httpx2 as httpx
 import pytest
 from temporalio.client import Client
 
 from semspec.console.board_rows import board_page
 from semspec.core.errors import InputError
-from tests.support.stack import Stack, check_gate, cli_env, running_stack, sample_config
+from tests.support.console_ui import console_ui
+from tests.support.stack import Stack, check_gate, running_stack, sample_config
 
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -167,21 +165,7 @@ def _row(html: str, task_id: str) -> dict[str, str]:
 
 def _board_html(stack: Stack) -> str:
     """The board (``/``) of ``semspec ui --port 0``, logged in with the token its URL carries."""
-    argv = [sys.executable, "-m", "semspec", "--repo", str(stack.repo), "ui", "--port", "0"]
-    proc = subprocess.Popen(
-        [*argv, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env()
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, f"semspec ui printed nothing: {proc.stderr.read() if proc.stderr else ''}"
-        url = httpx.URL(json.loads(line)["url"])
-        named = {"Host": f"{url.host}:{url.port}"}
-        with httpx.Client(base_url=f"http://127.0.0.1:{url.port}", headers=named) as http:
-            assert http.get("/", params={"token": url.params["token"]}).status_code == 303
-            board = http.get("/", timeout=60)  # the board is the front page
-            assert board.status_code == 200, board.text[-2000:]
-            return board.text
-    finally:
-        proc.terminate()  # the process this function started
-        proc.communicate(timeout=30)
+    with console_ui(stack.repo) as console:
+        board = console.http.get("/")  # the board is the front page
+        assert board.status_code == 200, board.text[-2000:]
+        return board.text
