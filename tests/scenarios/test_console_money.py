@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2 as httpx
 import pytest
 
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_task import approve_reply, developer_replies
 from tests.scenarios.test_dollar_budget import CALL_USD, project, submit
+from tests.support.console_ui import console_ui
 from tests.support.scenario_tasks import EXIT_APPROVED, new_id
-from tests.support.stack import Stack, cli_env
+from tests.support.stack import Stack
 
 UNPRICED = "unpriced (model fake-model)"
 
@@ -44,25 +42,9 @@ def run_task(stack: Stack, llm: FakeLLMServer, name: str, priced: bool) -> tuple
 
 def pages(repo: Path, task_id: str) -> dict[str, str]:
     """The board, the task page and the steps page, from ``semspec ui`` of ``repo``."""
-    argv = [sys.executable, "-m", "semspec", "--repo", str(repo), "ui", "--port", "0", "--json"]
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env()
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, f"semspec ui printed nothing: {proc.stderr.read() if proc.stderr else ''}"
-        url = httpx.URL(json.loads(line)["url"])
-        named = {"Host": f"{url.host}:{url.port}"}
-        with httpx.Client(
-            base_url=f"http://127.0.0.1:{url.port}", headers=named, timeout=60
-        ) as http:
-            assert http.get("/", params={"token": url.params["token"]}).status_code == 303
-            paths = {"board": "/", "task": f"/tasks/{task_id}", "steps": f"/tasks/{task_id}/steps"}
-            return {name: http.get(path).text for name, path in paths.items()}
-    finally:
-        proc.terminate()  # the process this helper started
-        proc.communicate(timeout=30)
+    paths = {"board": "/", "task": f"/tasks/{task_id}", "steps": f"/tasks/{task_id}/steps"}
+    with console_ui(repo) as console:
+        return {name: console.http.get(path).text for name, path in paths.items()}
 
 
 def board_cost(board: str, task_id: str) -> str:
@@ -77,7 +59,9 @@ def test_an_unpriced_model_is_named_on_every_surface_and_never_shown_as_zero_dol
 ) -> None:
     repo, task_id = run_task(stack, llm, "money-unpriced", priced=False)
     status = stack.cli("task", "status", task_id, repo=repo).stdout
-    usage = stack.cli("usage", repo=repo).stdout
+    # Other tests' tasks share the stack: only this task's row of the usage table is its own.
+    table = stack.cli("usage", "--wide", repo=repo).stdout
+    usage = next(line for line in table.splitlines() if task_id in line)
     shown = pages(repo, task_id)
     assert board_cost(shown["board"], task_id) == UNPRICED
     assert f'<dd data-field="cost">{UNPRICED}' in shown["task"]
