@@ -52,8 +52,6 @@ from tests.support.running_monitor import monitor_process, wait_ready
 from tests.support.servers import NatsServer
 
 TTL, POLL, ACK_WAIT = 2.0, 0.2, 1.0
-VALIDITY = 0.75 * TTL
-"""How long a holder trusts its lease after sending a renewal (``lease.py``)."""
 BOUND = TTL + POLL + ACK_WAIT
 """ADR 0005: after a fault ends, a monitor consumes again within ``lease_ttl_s + poll_s``, and
 the events the hurt monitor held are due ``ack_wait_s`` after it pulled them."""

@@ -70,8 +70,6 @@ GATE_S = 3.0
 """A gate that only waits, so the node dies while the tasks are in their gates."""
 TASK_FILES = ("mdurl/_encode.py", "mdurl/_decode.py", "mdurl/_parse.py")
 """One file per task under the kill: no two tasks touch one file (that would halt both)."""
-DOWN_S = 6.0
-"""How long the killed node stays down while the tasks go on."""
 
 
 def node_url(cluster: NatsCluster, i: int) -> str:
