@@ -303,11 +303,9 @@ def _public(symbol: Symbol, language: str = "python") -> bool:
 
 
 class _PackWriter:
-    def __init__(
-        self, files: list[FileFacts], private: bool, signatures: Mapping[tuple[str, int], str]
-    ) -> None:
-        self.signatures = signatures
-        """Each definition's signature as extracted, before ``interface_facts`` shortened it."""
+    def __init__(self, files: list[FileFacts], private: bool) -> None:
+        self.interfaces = {f.path: interface_classes(f) for f in files}
+        """Each file's Protocol and abstract classes, whose methods are written as a stub's."""
         self.private = private
         self.words: dict[str, str] = {}
         self.body: list[str] = []
@@ -326,7 +324,7 @@ class _PackWriter:
         self.again: set[tuple[str, int]] = set()
         """Stub members declared alike by an earlier class of their file (``_declared_again``)."""
         self.label_uses = Counter(
-            self.symbol_label(s) for f in files for s in self._symbols(f) if _grouped_in_stub(f, s)
+            self.symbol_label(s) for f in files for s in self._symbols(f) if self._grouped(f, s)
         )
         for facts in files:
             self._families(facts)
@@ -346,10 +344,10 @@ class _PackWriter:
             for f in files
             for s in signed[f.path]
             # A stub's property is written in its type's group, a member declared again by name.
-            if not (_grouped_in_stub(f, s) and (_bare(s) or (f.path, s.start_line) in self.again))
+            if not (self._grouped(f, s) and (_bare(s) or (f.path, s.start_line) in self.again))
         )
         stub_labels = {
-            self.symbol_label(s) for f in files for s in signed[f.path] if _grouped_in_stub(f, s)
+            self.symbol_label(s) for f in files for s in signed[f.path] if self._grouped(f, s)
         }
         for label in stub_labels:
             if labels[label] < STUB_ENTRY:
@@ -365,7 +363,7 @@ class _PackWriter:
             grouped = [
                 s
                 for s in symbols
-                if _grouped_in_stub(facts, s)
+                if self._grouped(facts, s)
                 and self.symbol_label(s) not in self.ids
                 and (facts.path, s.start_line) not in self.again
             ]
@@ -374,7 +372,7 @@ class _PackWriter:
                 if (facts.path, symbol.start_line) in self.again:
                     uses[symbol.name] += 1
                     continue
-                if _grouped_in_stub(facts, symbol) and symbol not in grouped:
+                if self._grouped(facts, symbol) and symbol not in grouped:
                     continue  # written as its label's entry
                 if symbol in grouped:
                     uses[symbol.name] += 1
@@ -465,6 +463,9 @@ class _PackWriter:
                 self.more[(facts.path, symbol.start_line)] = more
         return packed
 
+    def _grouped(self, facts: FileFacts, symbol: Symbol) -> bool:
+        return _grouped_in_stub(facts, symbol, self.interfaces[facts.path])
+
     def _declared_again(self, facts: FileFacts) -> None:
         """Find the stub members whose name, parameters and return type are those of the last
         member of that name in an earlier class of the file (``x509.pyi``'s certificate, CRL
@@ -472,7 +473,7 @@ class _PackWriter:
         and more): their claim names them and leaves the types to the first."""
         last: dict[str, tuple[str | None, str]] = {}
         for symbol in self._symbols(facts):
-            if not _grouped_in_stub(facts, symbol) or symbol.parent is None:
+            if not self._grouped(facts, symbol) or symbol.parent is None:
                 continue
             if not _bare(symbol) and self.label_uses[self.symbol_label(symbol)] >= STUB_ENTRY:
                 continue  # a method many classes share goes to the dictionary whole
@@ -496,7 +497,12 @@ class _PackWriter:
         run: list[Symbol] = []
         key: tuple[object, ...] | None = None
         for symbol in [*symbols, None]:
-            this = None if symbol is None else _family_key(symbol, parents, facts, self.more)
+            interfaces = self.interfaces[facts.path]
+            this = (
+                None
+                if symbol is None
+                else _family_key(symbol, parents, facts, self.more, interfaces)
+            )
             if this is not None and this == key:
                 run.append(symbol)  # type: ignore[arg-type]
                 continue
@@ -556,7 +562,7 @@ class _PackWriter:
             self._flush_small()
         self._held.append((line, start, end, level, stub))
 
-    def _stub_member(self, symbol: Symbol, variants: int) -> StubMember | None:
+    def _stub_member(self, path: str, symbol: Symbol, variants: int) -> StubMember | None:
         """A stub definition's parts for ``grouped_members``, through the dictionary; None for
         one whose signature does not split (it keeps its label) or an ``async`` one."""
         split = split_parameters(short_signature(symbol) or "")
@@ -572,7 +578,7 @@ class _PackWriter:
             written = ", ".join(self.param(p) for p in params)
         label = self.symbol_label(symbol)
         entry = label if label in self.ids and not variants else ""
-        again = (self._path, symbol.start_line) in self.again
+        again = (path, symbol.start_line) in self.again
         return StubMember(name, self.word(written), returns, "" if again else entry, again)
 
     def _flush_small(self) -> None:
@@ -630,7 +636,6 @@ class _PackWriter:
             else:
                 boundaries.append(boundary)
         calls = _calls_by_caller(facts, symbols)
-        self._path = facts.path
         depth: dict[str, int] = {}
         above: dict[int, str] = {}  # the signature last written at each depth
         run: list[Symbol] = []  # consecutive overrides of a builtin base, written as one claim
@@ -676,14 +681,16 @@ class _PackWriter:
             # A constructor keeps a claim of its own: it is what a class is made with (in a
             # stub, where every definition is a signature, it joins its siblings' run).
             stub = facts.path.endswith(".pyi")
-            interface = _grouped_in_stub(facts, symbol)
+            interface = self._grouped(facts, symbol)
             if (
                 symbol.kind != "class"
                 and (symbol.name != "__init__" or stub)
                 and (interface or symbol.end_line - symbol.start_line < SMALL_LINES)
             ):
                 plain = not (member or extra or called)
-                parts = self._stub_member(symbol, variants) if interface and plain else None
+                parts = (
+                    self._stub_member(facts.path, symbol, variants) if interface and plain else None
+                )
                 self._small(line, symbol.start_line, symbol.end_line, level, parts)
             else:
                 self._claim(line, symbol.start_line, symbol.end_line, level)
@@ -854,7 +861,7 @@ def _run_text(line: str) -> str:
     return text if "; " in text and not line.startswith("F ") else ""
 
 
-def _grouped_in_stub(facts: FileFacts, symbol: Symbol) -> bool:
+def _grouped_in_stub(facts: FileFacts, symbol: Symbol, interfaces: frozenset[str]) -> bool:
     """Whether ``symbol`` is written by ``grouped_members``: a plain definition of a stub, or
     a method of a Protocol or abstract class other than its constructor (all signature, as a
     stub's: see ``pack_stubs``)."""
@@ -862,7 +869,7 @@ def _grouped_in_stub(facts: FileFacts, symbol: Symbol) -> bool:
         return False
     if facts.path.endswith(".pyi"):
         return True
-    return symbol.name != "__init__" and symbol.parent in interface_classes(facts)
+    return symbol.name != "__init__" and symbol.parent in interfaces
 
 
 def _bare(symbol: Symbol) -> bool:
@@ -872,7 +879,11 @@ def _bare(symbol: Symbol) -> bool:
 
 
 def _family_key(
-    symbol: Symbol, parents: set[str], facts: FileFacts, more: Counter[tuple[str, int]]
+    symbol: Symbol,
+    parents: set[str],
+    facts: FileFacts,
+    more: Counter[tuple[str, int]],
+    interfaces: frozenset[str],
 ) -> tuple[object, ...] | None:
     """What the siblings of a family share, or None for a symbol that stands alone: a class
     with packed members, a definition with overloads, a signature of another language."""
@@ -881,7 +892,7 @@ def _family_key(
         return None
     if symbol.kind == "class":
         return None if symbol.qualname in parents else (symbol.parent, "class")
-    if _grouped_in_stub(facts, symbol):
+    if _grouped_in_stub(facts, symbol, interfaces):
         return None  # a stub's run groups by return type itself
     split = split_parameters(short)
     if split is None or symbol.name == "__init__":
@@ -960,10 +971,8 @@ def _calls_by_caller(facts: FileFacts, symbols: list[Symbol]) -> dict[str, list[
 
 def pack_facts(facts: Iterable[FileFacts], *, private: bool = False) -> Pack:
     """The meaning pack of already extracted facts (files in path order)."""
-    written = list(facts)
-    files = sorted((interface_facts(f) for f in written), key=lambda f: f.path)
-    signatures = {(f.path, s.start_line): s.signature for f in written for s in f.symbols}
-    writer = _PackWriter(files, private, signatures)
+    files = sorted((interface_facts(f) for f in facts), key=lambda f: f.path)
+    writer = _PackWriter(files, private)
     for file_facts in files:
         writer.add_file(file_facts)
     return Pack(writer.text(len(files)), writer.claims, writer.claims)

@@ -9,6 +9,11 @@ parameter takes are one span away. So in these definitions each parameter is wri
 the return type is kept, each name in it by its last dotted part (``x509.Name`` as ``Name``,
 ``datetime.datetime`` as ``datetime``): the module is in the file's imports claim and the
 span. Definitions with a body of their own keep their whole signature.
+
+Their definitions, however many lines each spans, are one run and, when a class holds them,
+one claim with the class (``grouped_members``): each return type written once, members
+declared exactly as a class above declares them named in a ``^`` group. Issue 31's
+``x509.pyi``, some 60 properties of five classes that share a dozen of them, saves 0.70 so.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ def interface_facts(facts: FileFacts) -> FileFacts:
     if facts.language != "python":
         return facts
     stub = facts.path.endswith(".pyi")
-    interfaces = {s.qualname for s in facts.symbols if s.kind == "class" and _is_interface(s)}
+    interfaces = interface_classes(facts)
     if not stub and not interfaces:
         return facts
     symbols = [
@@ -47,23 +52,11 @@ def interface_facts(facts: FileFacts) -> FileFacts:
     return replace(facts, symbols=symbols)
 
 
-_INTERFACES: dict[int, tuple[FileFacts, frozenset[str]]] = {}
-
-
 def interface_classes(facts: FileFacts) -> frozenset[str]:
     """The qualified names of ``facts``' Protocol and abstract classes (Python only)."""
-    cached = _INTERFACES.get(id(facts))
-    if cached is not None and cached[0] is facts:
-        return cached[1]
-    found = frozenset(
-        s.qualname
-        for s in facts.symbols
-        if facts.language == "python" and s.kind == "class" and _is_interface(s)
-    )
-    if len(_INTERFACES) > 256:
-        _INTERFACES.clear()
-    _INTERFACES[id(facts)] = (facts, found)
-    return found
+    if facts.language != "python":
+        return frozenset()
+    return frozenset(s.qualname for s in facts.symbols if s.kind == "class" and _is_interface(s))
 
 
 def _is_interface(cls: Symbol) -> bool:
@@ -124,9 +117,9 @@ def _return_text(signature: str) -> str:
 
 @dataclass(frozen=True)
 class StubMember:
-    """A stub definition as a grouped run writes it: its name (``+N`` when overloads follow),
-    its parameters by name as written between the brackets (``""`` for none), and its return
-    type (``""`` when it has none)."""
+    """An interface definition as a grouped run writes it: its name (``+N`` when overloads
+    follow), its parameters by name as written between the brackets (``""`` for none), and its
+    return type (``""`` when it has none)."""
 
     name: str
     params: str
@@ -135,43 +128,46 @@ class StubMember:
     """The dictionary id of the whole label, when it has one (a label several classes share):
     then the member is written as that id, a group of its own."""
     again: bool = False
-    """Declared alike (parameters, return type) by an earlier class of the file: written by
-    name in the run's ``^`` group."""
+    """Declared alike (parameters, return type) by an earlier class of the file: named in the
+    run's ``^`` group unless the run writes its return type anyway."""
 
 
 def grouped_members(members: list[StubMember]) -> str:
-    """A run of stub definitions with each return type written once: ``a(x),b,c -> bytes;
-    d -> int``, groups in order of first use. A definition without parameters (a property, as
-    stubs mostly declare them) is its name alone; members with the same parameters share them
-    when their names fold (``load_{pem,der}_crl(data, backend?)``)."""
-    typed = {f" {m.returns}" for m in members if not (m.again or m.entry)}
-    by_returns: dict[str, list[StubMember]] = {}
+    """A run of interface definitions with each return type written once, after a colon as an
+    annotation (``a(x),b,c: bytes; d: int``; in cl100k ``: `` costs less than `` -> ``), groups
+    in order of first use, then ``names ^`` for members declared as a class above declares
+    them. A definition without parameters (a property, as stubs mostly declare them) is its
+    name alone; members with the same parameters share them when their names fold
+    (``load_{pem,der}_crl(data, backend?)``)."""
+    typed = {m.returns for m in members if not (m.again or m.entry)}
+    groups: dict[tuple[str, str], list[StubMember]] = {}
     for member in members:
-        key = member.entry or f" {member.returns}"
-        if member.again and key not in typed:
-            key = "^"  # a type the run writes anyway costs nothing more to name
-        by_returns.setdefault(key, []).append(member)
-    groups = []
-    for key, group in by_returns.items():
-        if key == "^":
-            groups.append(f"{folded_runs([m.name for m in group])} ^")
+        if member.entry:
+            key = ("entry", member.entry)
+        elif member.again and member.returns not in typed:
+            key = ("again", "")
+        else:
+            key = ("returns", member.returns)  # a type the run writes anyway: no ``^`` needed
+        groups.setdefault(key, []).append(member)
+    return "; ".join(_group(kind, value, group) for (kind, value), group in groups.items())
+
+
+def _group(kind: str, value: str, members: list[StubMember]) -> str:
+    if kind == "entry":
+        return value
+    if kind == "again":
+        return f"{folded_runs([m.name for m in members])} ^"
+    by_params: dict[str, list[str]] = {}
+    for member in members:
+        by_params.setdefault(member.params, []).append(member.name)
+    labels = []
+    for params, names in by_params.items():
+        if not params:
+            labels.append(folded_runs(names))
             continue
-        if not key.startswith(" "):
-            groups.append(key)
-            continue
-        returns = key[1:]
-        by_params: dict[str, list[str]] = {}
-        for member in group:
-            by_params.setdefault(member.params, []).append(member.name)
-        labels = []
-        for params, names in by_params.items():
-            if not params:
-                labels.append(folded_runs(names))
-                continue
-            folded = folded_names(names)
-            if "{" in folded or len(names) == 1:
-                labels.append(f"{folded}({params})")
-            else:
-                labels += [f"{name}({params})" for name in names]
-        groups.append(",".join(labels) + (f": {returns}" if returns else ""))
-    return "; ".join(groups)
+        folded = folded_names(names)
+        if "{" in folded or len(names) == 1:
+            labels.append(f"{folded}({params})")
+        else:  # ``a,b(x)`` would read as if only ``b`` took ``x``
+            labels += [f"{name}({params})" for name in names]
+    return ",".join(labels) + (f": {value}" if value else "")
