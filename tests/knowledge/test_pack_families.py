@@ -251,6 +251,7 @@ def test_a_stub_of_many_typed_properties_packs_under_three_tenths_with_exact_poi
     assert [line.split(" ", 2)[1] for line, _s, _e in claims[1:-1]] == ["class"] * 5
     assert "not_valid_{before,before_utc,after,after_utc}: datetime" in text
     assert "signature_hash_algorithm: HashAlgorithm?" in text  # ``hashes.`` and ``| None``
+    assert text.endswith("\n5+13 imports cryptography\n")  # the package the types come from
 
 
 def test_members_named_again_are_declared_alike_by_a_claim_above() -> None:
