@@ -155,6 +155,7 @@ async def test_the_task_run_span_lasts_the_whole_task_and_says_how_it_ended(
     assert run.status.status_code == StatusCode.OK
     # From the workflow's start to its end: every step of the task lies inside it.
     steps = [s for s in found if s.name.startswith(("RunActivity:", "chat ", "gate "))]
+    assert {s.name.split(":")[0].split(" ")[0] for s in steps} == {"RunActivity", "chat", "gate"}
     assert run.start_time is not None and run.end_time is not None
     assert all(run.start_time <= (s.start_time or 0) for s in steps)
     assert all((s.end_time or 0) <= run.end_time for s in steps)
