@@ -184,3 +184,26 @@ def test_the_source_hash_is_the_sha256_of_the_bytes() -> None:
 
     data = (FIXTURES / "service.py").read_bytes()
     assert facts_of("service.py").source_hash == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "line"),
+    [
+        (
+            "main.go",
+            'package main\n\nimport "os"\n\nfunc load() {\n\tos.ReadFile("app.yaml")\n}\n',
+            6,
+        ),
+        (
+            "Main.java",
+            'class Main {\n  void load() {\n    new FileReader(Paths.get("app.yaml"));\n  }\n}\n',
+            3,
+        ),
+        ("lib.rs", 'fn load() {\n    let _ = std::fs::read_to_string("app.yaml");\n}\n', 2),
+    ],
+)
+def test_a_config_file_read_is_a_boundary_in_every_tree_sitter_language(
+    name: str, source: str, line: int
+) -> None:
+    found = {(b.kind, b.detail, b.line) for b in extract_facts(name, source.encode()).boundaries}
+    assert ("config_file", "app.yaml", line) in found
