@@ -9,7 +9,6 @@ creates once it has seen the signal arrive, so no test depends on timing.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -44,7 +43,7 @@ from semspec.workflow.task.messages import (
 )
 from semspec.workflow.task.publisher import EventPublisher
 from semspec.workflow.worker import build_worker
-from tests.support.monitor_probe import stream_of
+from tests.support.monitor_probe import stream_messages
 from tests.support.owner import OWNER, answer
 from tests.support.servers import NatsServer
 from tests.support.tasks import (
@@ -138,20 +137,7 @@ async def status_once_started(client: Client, task_id: str) -> TaskStatus | None
 
 async def messages(nc: NATS, subject: str, task_id: str) -> list[dict[str, Any]]:
     """Every message on ``subject`` (a stream subject) about ``task_id``, oldest first."""
-    js = nc.jetstream()
-    sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
-    found: list[dict[str, Any]] = []
-    try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=0.5)
-            except TimeoutError:
-                return found
-            body = json.loads(msg.data)
-            if body.get("task_id") == task_id:
-                found.append(body)
-    finally:
-        await sub.unsubscribe()
+    return await stream_messages(nc.jetstream(), subject, task_id)
 
 
 async def monitor_caught_up(stack: Stack) -> bool:

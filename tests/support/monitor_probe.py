@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import nats
+from nats.js import JetStreamContext
 
 from semspec.vocabulary.streams import CONSUMER
 from semspec.vocabulary.subjects import MONITOR_STREAM, SIGNAL_STREAM, SIGNAL_SUBJECTS
@@ -47,26 +48,32 @@ def stream_of(subject: str) -> str:
     return SIGNAL_STREAM if subject.startswith("user.signal.") else MONITOR_STREAM
 
 
-def messages_for(nats_url: str, subject: str, task_id: str) -> list[dict[str, Any]]:
+async def stream_messages(js: JetStreamContext, subject: str, task_id: str) -> list[dict[str, Any]]:
     """Every message on the stream ``subject`` (e.g. ``agent.monitor.review``) for ``task_id``,
-    oldest first."""
+    oldest first: read until the stream has been quiet for half a second."""
+    sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
+    found: list[dict[str, Any]] = []
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=0.5)
+            except Exception:
+                break
+            body = json.loads(msg.data)
+            if body.get("task_id") == task_id:
+                found.append(body)
+    finally:
+        await sub.unsubscribe()
+    return found
+
+
+def messages_for(nats_url: str, subject: str, task_id: str) -> list[dict[str, Any]]:
+    """``stream_messages`` from a connection of its own, for tests outside an event loop."""
 
     async def collect() -> list[dict[str, Any]]:
         nc = await nats.connect(nats_url, connect_timeout=2)
         try:
-            js = nc.jetstream()
-            sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
-            found: list[dict[str, Any]] = []
-            while True:
-                try:
-                    msg = await sub.next_msg(timeout=0.5)
-                except Exception:
-                    break
-                body = json.loads(msg.data)
-                if body.get("task_id") == task_id:
-                    found.append(body)
-            await sub.unsubscribe()
-            return found
+            return await stream_messages(nc.jetstream(), subject, task_id)
         finally:
             await nc.close()
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import nats
 import pygit2
 import pytest
+from nats.js import JetStreamContext
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
@@ -19,7 +18,7 @@ from semspec.vocabulary.events import RiskSignalInput
 from semspec.vocabulary.workflow_names import SIGNAL_HALT, UPDATE_RESOLVE, task_workflow_id
 from semspec.workflow.task.messages import Resolution, TaskResult
 from semspec.workflow.task.publisher import EventPublisher
-from tests.support.monitor_probe import stream_of
+from tests.support.monitor_probe import stream_messages
 from tests.support.owner import answer, send, signal_for, signed
 from tests.support.tasks import (
     BROKEN_CALC,
@@ -268,21 +267,9 @@ async def test_loop_events_and_the_escalation_signal_reach_jetstream(
     assert signals == ["escalate"]
 
 
-async def _kinds_for(js: Any, subject: str, task_id: str) -> list[str]:
-    sub = await js.subscribe(subject, stream=stream_of(subject), ordered_consumer=True)
-    kinds: list[str] = []
-    try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=0.5)
-            except Exception:
-                break
-            body = json.loads(msg.data)
-            if body.get("task_id") == task_id:
-                kinds.append(body.get("kind") or body.get("level"))
-    finally:
-        await sub.unsubscribe()
-    return kinds
+async def _kinds_for(js: JetStreamContext, subject: str, task_id: str) -> list[str]:
+    """The ``kind`` of each loop event (the ``level`` of each signal) for ``task_id``."""
+    return [b.get("kind") or b.get("level") for b in await stream_messages(js, subject, task_id)]
 
 
 async def test_a_task_with_too_many_files_is_split_into_subtasks_on_one_branch(
