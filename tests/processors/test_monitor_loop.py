@@ -164,9 +164,12 @@ async def test_two_parallel_plan_tasks_editing_one_file_are_halted_until_a_human
     )
     plan_id = tid("plan")
     tasks = []
-    for name in ("left", "right"):
+    # The right task declares no file: plan tasks that declare one file wait for each other
+    # (docs/landing.md); the halt is for what was not known in advance.
+    for name, files in (("left", ["calc.py"]), ("right", [])):
         inp = task_input(git_repo, script, tid(name), gates=[gate])
-        tasks.append(PlanTask(replace(inp, spec=replace(inp.spec, plan_id=plan_id))))
+        spec = replace(inp.spec, plan_id=plan_id, task_files=files)
+        tasks.append(PlanTask(replace(inp, spec=spec)))
     left, right = (t.input.spec.task_id for t in tasks)
     await submit_plan(stack.client, stack.task_queue, PlanInput(plan_id, "conflict", tasks), OWNER)
 
