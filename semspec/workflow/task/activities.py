@@ -3,9 +3,13 @@
 Each activity is safe to re-run: worktree creation is idempotent, the approval commit carries
 a key that is checked before committing, and events carry stable ``Nats-Msg-Id`` values.
 
-Loop events are not published by the steps: a step validates its events and hands them back
-in its result, the workflow queues them in its outbox with its own, and ``publish_events`` sends
-the queue in order, failing (to be retried) while NATS does not acknowledge.
+Loop events go out through the workflow's outbox: a step validates its events and hands them
+back in its result, the workflow queues them in its outbox with its own, and ``publish_events``
+sends the queue in order, failing (to be retried) while NATS does not acknowledge. A step first
+publishes its events itself, just before it returns (``EventPublisher.publish_now``), so they
+reach the monitor without waiting for the workflow and the outbox (issue 26); it hands back only
+those NATS did not acknowledge, as the agent turns do with their steps. Everything the workflow
+queues after the step still goes out after them, so ``finished`` stays last.
 
 The agents' steps are published as they happen by the turn's observer (``step_events.py``),
 which also stops an agent at its next step on a halt or pause for the task.
@@ -94,6 +98,8 @@ class StepEvents:
 
     dropped: int = 0
     queued: list[PublishInput] = field(default_factory=list)
+    built: list[MonitorEvent] = field(default_factory=list)
+    """The same events as published, for ``publish_now`` (not part of the step's result)."""
 
 
 def _event_id(ctx: EventContext, kind: str, suffix: str = "") -> str:
@@ -143,6 +149,19 @@ class TaskActivities:
         if suffix:
             data["event_key"] = suffix
         out.queued.append(PublishInput(ctx, kind, data, at=built.at))
+        out.built.append(built)
+
+    async def _publish_now(self, out: StepEvents) -> None:
+        """Send the step's events at once and keep for the outbox only those NATS did not take.
+
+        The last thing before the step returns: an attempt that fails earlier publishes
+        nothing, so the events stored are those of the attempt whose result the workflow gets;
+        only an attempt whose result is lost after it published leaves its own (its retry's
+        events, under the same ids, are then dropped as duplicates).
+        """
+        if self.publisher is not None and out.built:
+            sent = await self.publisher.publish_now(out.built)
+            del out.queued[:sent]
 
     def _messages(self, inp: PublishInput) -> tuple[list[MonitorEvent | UserSignal], int]:
         """The event of ``inp`` and, for escalations, its user signal, both validated; and how
@@ -255,6 +274,7 @@ class TaskActivities:
         # The summary goes into the history and an escalation's question: no secret of the
         # worker's (an agent's own key included) in it.
         summary = await asyncio.to_thread(masked, Path(spec.repo_path), result.summary)
+        await self._publish_now(events)
         return DeveloperStep(
             outcome=result.outcome,
             summary=summary,
@@ -309,6 +329,7 @@ class TaskActivities:
             await self._emit(
                 events, inp.events, "context", lambda: ContextPayload.model_validate(snapshot)
             )
+        await self._publish_now(events)
         return GatesStep(
             results=list(report.results),
             passed=report.passed,
@@ -355,6 +376,7 @@ class TaskActivities:
             ),
             suffix="followup" if inp.evidence else "",
         )
+        await self._publish_now(events)
         return ReviewStep(
             verdict=verdict.verdict,
             summary=verdict.summary,

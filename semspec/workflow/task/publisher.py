@@ -10,12 +10,20 @@ Events and signals are validated against their models before they are sent (``bu
 that fails is a bug in the code that built it: it is refused, logged at error level with the
 fields at fault and counted (``refused``), and the loop goes on without it. Failing the
 activity instead would make Temporal retry the same bad payload forever.
+
+``publish_now`` is the short path of the events an activity makes (``files``, ``gate``,
+``context``, ``review``): the activity sends them itself before it returns, so they do not wait
+for the workflow task that takes its result and the outbox call after it (issue 26). It never
+raises and never retries: what it did not store goes to the workflow's outbox with the step's
+result. After any failed publish this worker leaves events to the outboxes for ``quiet_s``, so
+the events an outage held back go out before later ones.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +55,13 @@ class EventPublisher:
     """Limits of the streams it creates when missing (the monitor updates existing ones)."""
     replicas: int = 1
     """Replicas of the streams it creates when missing (``services.nats.replicas``)."""
+    now_s: float = 2.0
+    """Bound of a ``publish_now`` (an activity waits this long at most before it returns)."""
+    quiet_s: float = 30.0
+    """How long after a failed publish ``publish_now`` sends nothing: longer than the outbox's
+    longest wait between retries (15 s), so a backlog goes out before newer events."""
     refused: int = 0
+    _quiet_until: float = 0.0
     _nc: NatsClient | None = None
     _ready: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -104,11 +118,34 @@ class EventPublisher:
                 await js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=2)
         except Exception as exc:  # any transport failure: the caller decides to retry or drop
             # The client keeps reconnecting by itself; the next attempt finds it back or not.
+            self._fell_silent()
             raise ServiceError(
                 f"{subject} not acknowledged ({type(exc).__name__})",
                 service="NATS",
                 address=self.url,
             ) from exc
+
+    async def publish_now(self, events: list[MonitorEvent]) -> int:
+        """Publish ``events`` in order at once, stopping at the first NATS does not acknowledge
+        within ``now_s``; how many it stored. Never raises: the caller's outbox sends the rest."""
+        if time.monotonic() < self._quiet_until:
+            return 0
+        if self._nc is not None and not self._nc.is_connected:
+            self._fell_silent()  # reconnecting: an outage the outboxes will wait out
+            return 0
+        sent = 0
+        try:
+            async with asyncio.timeout(self.now_s):
+                for event in events:
+                    await self.publish(monitor_subject(event.kind), event.to_json(), event.event_id)
+                    sent += 1
+        except (ServiceError, TimeoutError):
+            self._fell_silent()
+            log.info("events left to the outbox", sent=sent, left=len(events) - sent)
+        return sent
+
+    def _fell_silent(self) -> None:
+        self._quiet_until = time.monotonic() + self.quiet_s
 
     async def _reset(self) -> None:
         nc, self._nc = self._nc, None

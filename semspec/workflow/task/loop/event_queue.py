@@ -11,8 +11,11 @@ Imported by workflow code: pure, no I/O.
 
 from __future__ import annotations
 
-EVENT_SLOTS = 8
-"""Publishing calls a worker runs at once: one per draining task, each a NATS round trip."""
+EVENT_SLOTS = 32
+"""Publishing calls a worker runs at once: one per draining task, each a NATS round trip. Tasks
+started together (a plan's, or ``bench/event_lag.py``'s 50) each queue their ``iteration`` event
+at once; with 8 slots those calls queued for a slot (docs/operations.md, "Loop events never
+dropped")."""
 
 
 def event_queue(task_queue: str) -> str:
