@@ -12,22 +12,26 @@ task's gate holds an activity slot for ``GATE_S``, so with more tasks than the w
 A loop event's lag is the time JetStream stored it minus the time the loop recorded it (the
 event's ``at``, taken on the worker when the step that produced it returned). Agent ``step``
 events are left out: the agent's own activity publishes them as it goes. Both clocks are this
-machine's.
+machine's. A task that escalates (e.g. a step's heartbeat missed on a crowded machine) ends
+with its ``escalation`` event instead of ``finished``; ``escalated`` counts them.
 
 Where the time goes, read from each loaded task's Temporal history (the ``publish_events`` call
-that carried the event): ``queued`` from ``at`` until the workflow scheduled that call (for an
-event an activity made, this includes the wait for the workflow task that takes the activity's
-result; also an earlier call still out), ``dispatch`` until the event worker's poll took it,
-``publish`` until JetStream stored the event. All three run on this machine's cores, shared
-with the gates, the agents and the services, so the figures follow its load: ``load_1m`` is
-``/proc/loadavg``'s first figure before and after the loaded run.
+that carried the event): an event that no call carried, or that was stored before its call
+started, was published by the activity that made it (``early``, ``EventPublisher.publish_now``);
+for the others, ``queued`` runs from ``at`` until the workflow scheduled that call (for an event
+an activity made, this includes the wait for the workflow task that takes the activity's result;
+also an earlier call still out), ``dispatch`` until the event worker's poll took it, ``publish``
+until JetStream stored the event. ``by_kind`` gives p50/p95/max of the lag per event kind. All
+of it runs on this machine's cores, shared with the gates, the agents and the services, so the
+figures follow its load: ``load_1m`` is ``/proc/loadavg``'s first figure before and after the
+loaded run.
 
 Run: ``python bench/event_lag.py`` (``--quick``: 5 tasks, 2 s gates, what a test runs). The
 last line is one JSON object: ``tasks``, ``gate_s``, ``events``, ``p50_s``, ``p95_s``, ``max_s``,
 ``over_1s``, ``over_5s``, ``files_over_5s``, ``baseline_p95_s``, ``baseline_max_s``,
 ``p95_ratio`` (loaded p95 over the baseline's), ``targets_met`` (p95 < 1 s, max < 3 s),
 ``parts`` (p50/p95/max of ``queued``, ``dispatch``, ``publish``, over the events found in the
-histories) and ``load_1m``.
+histories that the outbox stored), ``early``, ``by_kind``, ``escalated`` and ``load_1m``.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ QUICK_TASKS = 5
 QUICK_GATE_S = 2.0
 SUBMITTERS = 4
 """``task submit`` processes at once: more only crowd the machine's two cores."""
+ENDS = ("finished", "escalation")
+"""Kinds after which a task sends no more loop events until someone acts."""
 TARGET_P95_S = 1.0
 TARGET_MAX_S = 3.0
 
@@ -103,7 +109,7 @@ def submit(stack: Stack, task_id: str, index: int) -> None:
 
 
 async def collect(url: str, task_ids: set[str], timeout_s: float) -> list[Lag]:
-    """Every stored loop event of ``task_ids``, read until each has its ``finished`` event."""
+    """Every stored loop event of ``task_ids``, read until each has ended (``ENDS``)."""
     nc = await nats.connect(url, connect_timeout=5)
     lags: list[Lag] = []
     finished: set[str] = set()
@@ -129,15 +135,16 @@ async def collect(url: str, task_ids: set[str], timeout_s: float) -> list[Lag]:
                     recorded, stored,
                 )
             )  # fmt: skip
-            if event.kind == "finished":
+            if event.kind in ENDS:
                 finished.add(event.task_id)
     finally:
         await nc.close()
     return lags
 
 
-def run(stack: Stack, prefix: str, count: int, timeout_s: float) -> list[Lag]:
-    """Submit ``count`` tasks and read their events' lags.
+def run(stack: Stack, prefix: str, count: int, timeout_s: float, first: int = 0) -> list[Lag]:
+    """Submit ``count`` tasks, on the files from ``task_file(first)`` on, and read their
+    events' lags.
 
     The tasks are submitted while the stack's worker is stopped, and ``up`` starts it again:
     they then start together, as a plan's tasks do, instead of one every few seconds (the
@@ -146,7 +153,7 @@ def run(stack: Stack, prefix: str, count: int, timeout_s: float) -> list[Lag]:
     ids = [f"{prefix}{i}" for i in range(count)]
     stack.kill("worker")
     with ThreadPoolExecutor(SUBMITTERS) as pool:
-        list(pool.map(lambda pair: submit(stack, pair[1], pair[0]), enumerate(ids)))
+        list(pool.map(lambda pair: submit(stack, pair[1], pair[0]), enumerate(ids, first)))
     up = stack.cli("up", "--json", timeout=120)
     if up.returncode != 0:
         raise SystemExit(f"semspec up failed: {up.stderr}")
@@ -189,21 +196,28 @@ def calls_by_event(events: list[HistoryEvent]) -> dict[tuple[str, str], Call]:
     return carried
 
 
-async def lag_parts(address: str, lags: list[Lag]) -> dict[str, list[float]]:
-    """Each event's lag split into ``queued``, ``dispatch`` and ``publish`` (module docstring)."""
+async def lag_parts(address: str, lags: list[Lag]) -> tuple[dict[str, list[float]], int]:
+    """Each outbox-stored event's lag split into ``queued``, ``dispatch`` and ``publish``, and
+    how many events their own activity stored (``early``, module docstring)."""
     client = await Client.connect(address)
     parts: dict[str, list[float]] = {"queued": [], "dispatch": [], "publish": []}
+    early = 0
     for task_id, run_id in sorted({(lag.task_id, lag.run_id) for lag in lags}):
         handle = client.get_workflow_handle(task_workflow_id(task_id), run_id=run_id)
         carried = calls_by_event(list((await handle.fetch_history()).events))
         for lag in lags:
-            call = carried.get((lag.kind, lag.at)) if lag.run_id == run_id else None
-            if call is None or call.started is None:
+            if lag.run_id != run_id:
+                continue
+            call = carried.get((lag.kind, lag.at))
+            if call is None or lag.stored < (call.started or lag.stored):
+                early += 1  # in no outbox call, or stored before the call was taken
+                continue
+            if call.started is None:
                 continue
             parts["queued"].append(call.scheduled - lag.recorded)
             parts["dispatch"].append(call.started - call.scheduled)
             parts["publish"].append(lag.stored - call.started)
-    return parts
+    return parts, early
 
 
 def load_1m() -> float:
@@ -229,19 +243,20 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def measure(tasks: int, gate_s: float) -> dict[str, Any]:
     """The figures of one stack: one task alone, then ``tasks`` together."""
-    files = {task_file(i): "VALUE = 0\n" for i in range(tasks)}
+    # One file more, the lone task's: a task waits for an unlanded one on the same file.
+    files = {task_file(i): "VALUE = 0\n" for i in range(tasks + 1)}
     gate = python_gate("wait", f"import time; time.sleep({gate_s})", timeout=gate_s + 60)
     config = sample_config([gate], loop={"max_retries": 0, "activity_attempts": 1})
     with (
         tempfile.TemporaryDirectory(prefix="bench-event-lag-") as tmp,
         running_stack(Path(tmp), config, files) as stack,
     ):
-        alone = run(stack, "alone", 1, 120 + gate_s)
+        alone = run(stack, "alone", 1, 120 + gate_s, first=tasks)
         load_before = load_1m()
         # Bounded: the slots run the gates a few at a time, so the bound grows with the tasks.
         loaded = run(stack, "load", tasks, 180 + 3 * gate_s * tasks)
         load_after = load_1m()
-        parts = asyncio.run(lag_parts(stack.temporal_address(), loaded))
+        parts, early = asyncio.run(lag_parts(stack.temporal_address(), loaded))
     seconds = [lag.seconds for lag in loaded]
     base = [lag.seconds for lag in alone]
     p95, worst = percentile(seconds, 0.95), max(seconds)
@@ -261,6 +276,12 @@ def measure(tasks: int, gate_s: float) -> dict[str, Any]:
         "p95_ratio": round(p95 / base_p95, 1) if base_p95 > 0 else None,
         "targets_met": p95 < TARGET_P95_S and worst < TARGET_MAX_S,
         "parts": {name: spread(values) for name, values in parts.items()},
+        "early": early,
+        "by_kind": {
+            kind: spread([lag.seconds for lag in loaded if lag.kind == kind])
+            for kind in sorted({lag.kind for lag in loaded})
+        },
+        "escalated": sum(lag.kind == "escalation" for lag in loaded),
         "load_1m": [load_before, load_after],
     }
 
@@ -280,6 +301,12 @@ def main() -> None:
     for name, figures in report["parts"].items():
         p50, p95, top = figures["p50_s"], figures["p95_s"], figures["max_s"]
         print(f"  {name}: p50 {p50} s, p95 {p95} s, max {top} s")
+    print(f"  stored by the activity that made them: {report['early']} events")
+    for kind, figures in report["by_kind"].items():
+        p50, p95, top = figures["p50_s"], figures["p95_s"], figures["max_s"]
+        print(f"  {kind}: p50 {p50} s, p95 {p95} s, max {top} s")
+    if report["escalated"]:
+        print(f"  escalated (ended without finished): {report['escalated']} tasks")
     print(f"  load average (1 min) before and after: {report['load_1m']}")
     print(json.dumps(report))
 
