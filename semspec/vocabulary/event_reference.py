@@ -59,9 +59,12 @@ the fields at fault in `Semspec-Error`; the monitor acks it and goes on with the
 
 **Never dropped.** The loop never waits for NATS: it queues each event in its workflow's
 outbox and goes on; the outbox is sent in order and retried for as long as NATS is down, each
-event under the `Nats-Msg-Id` of its `event_id`, so it is stored once. An outage delays events
-(`at` says when the loop recorded one), it never loses them; a task's `finished` event is
-always its last (see `docs/operations.md`, "Loop events never dropped").
+event under the `Nats-Msg-Id` of its `event_id`, so it is stored once. The step that makes an
+event (`files`, `gate`, `context`, `review`) publishes it itself as it returns and leaves to the
+outbox only what NATS did not take, so such an event can arrive before the loop's `iteration`
+event of its turn. An outage delays events (`at` says when the loop recorded one), it never
+loses them; a task's `finished` event is always its last (see `docs/operations.md`, "Loop
+events never dropped").
 
 **Events from older versions.** Events still in the stream from a worker that predates these
 models are read the same way: those that fit are processed; the others are dead-lettered with
