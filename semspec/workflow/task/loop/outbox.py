@@ -10,6 +10,10 @@ checkpoint carries it into the next run. Every event keeps the id it got when th
 until the outbox is empty (``drained``): ``finished`` is always the last event out.
 
 The calls go to the event queue, where no gate or agent holds the slots (``event_queue.py``).
+A step publishes its own events before it returns and hands back only those NATS did not take
+(``TaskActivities._publish_now``), so the outbox mostly carries the loop's own events
+(``iteration``, ``escalation``, ``finished``); whatever it adds after a step still goes out
+after that step's events.
 """
 
 from __future__ import annotations
