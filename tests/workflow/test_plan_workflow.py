@@ -45,13 +45,17 @@ async def worker(temporal_client: Client, task_queue: str) -> AsyncIterator[None
 
 
 def plan_of(repo: Path, scripts: dict[str, Path], deps: dict[str, list[str]]) -> PlanInput:
-    """A plan whose tasks (ids made unique per test) are played by the given scripts."""
+    """A plan whose tasks (ids made unique per test) are played by the given scripts.
+
+    Each task declares a file of its own: plan tasks that declare one file wait for each other
+    to land (docs/landing.md), which these tests of the plan's order do not exercise."""
     suffix = uuid.uuid4().hex[:6]
     plan_id = f"plan-{suffix}"
     tasks = []
     for name, script in scripts.items():
         inp = task_input(repo, script, f"{name}-{suffix}")
-        inp = replace(inp, spec=replace(inp.spec, plan_id=plan_id))
+        spec = replace(inp.spec, plan_id=plan_id, task_files=[f"{name}_part.py"])
+        inp = replace(inp, spec=spec)
         tasks.append(PlanTask(inp, [f"{d}-{suffix}" for d in deps.get(name, [])]))
     return PlanInput(plan_id, "test plan", tasks)
 
