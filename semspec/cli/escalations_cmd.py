@@ -124,7 +124,12 @@ def resolve_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Answer an escalation; the task resumes (or ends, for approve/abort)."""
+    """Answer an escalation; the task resumes (or ends, for approve/abort).
+
+    For a land that did not land (land_conflict, land_gate_failed, land_refused), retry has the
+    developer redo the change on the base as it is now, and approve lands the task branch
+    again as it is (docs/landing.md).
+    """
     from semspec.client.escalations import answer as checked_answer
     from semspec.client.task_client import find_task, resolve
     from semspec.core.owner_key import load_owner_key
