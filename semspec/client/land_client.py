@@ -39,9 +39,15 @@ async def land_input(
     status = await task_status(client, task_id)
     if status.outcome != "approved" or not status.commit_id:
         state = status.outcome or status.phase
+        hint = f"see `semspec task status {task_id}`"
+        if status.commit_id:
+            # An aborted land escalation keeps the approved commit on the branch (docs/landing.md).
+            hint += (
+                f"; its commit stays on semspec/task/{task_id}: merge it by hand, or"
+                f" `semspec task export {task_id}` writes it as patches"
+            )
         raise InputError(
-            f"task {task_id} is not approved ({state}); only approved work lands",
-            hint=f"see `semspec task status {task_id}`",
+            f"task {task_id} is not approved ({state}); only approved work lands", hint=hint
         )
     gates = [spec for spec in resolve_gates(config.gates) if spec.required]
     return LandInput(
