@@ -166,7 +166,7 @@ async def _live_claims(client: Client, run_dir: Path) -> list[Claim]:
 
 def _lock(run_dir: Path) -> int:
     """An exclusive flock on the run dir's claims lock (blocks while another submit holds it)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -206,7 +206,7 @@ def _is_regular(fd: int) -> bool:
 
 def _write(run_dir: Path, claim: Claim) -> None:
     folder = run_dir / CLAIMS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = folder / f".{claim.task_id}.tmp"
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()

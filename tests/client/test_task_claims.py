@@ -80,6 +80,8 @@ def test_claims_are_read_back_in_order(tmp_path: Path) -> None:
     _write(tmp_path, claim_of(task("a", ["f.py"]), 1))
     assert [c.task_id for c in read_claims(tmp_path)] == ["a", "b"]
     assert read_claims(tmp_path / "none") == []
+    # The run folder's entries are its owner's alone (README, docs/security.md).
+    assert (tmp_path / CLAIMS_DIR).stat().st_mode & 0o777 == 0o700
 
 
 def test_a_broken_or_planted_claim_is_skipped(tmp_path: Path) -> None:
