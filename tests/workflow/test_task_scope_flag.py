@@ -95,3 +95,27 @@ async def wait_for_log(handle: WorkflowHandle[Any, Any], kind: str) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"no {kind} entry in the task log")
+
+
+async def test_the_monitors_flag_before_the_steps_result_still_leaves_the_loops_flag_entry(
+    temporal_client: Client, worker: str, git_repo: Path, tmp_path: Path
+) -> None:
+    # A developer step publishes its files event before it returns (docs/events.md), so the
+    # monitor's flag can reach the workflow first; sent at once, it does here every time.
+    script = write_script(
+        tmp_path / "s.yaml",
+        [{"developer": {"write": {"calc.py": GOOD_CALC, "README.md": "x\n"}}, "reviewer": APPROVE}],
+    )
+    handle = await start(
+        temporal_client, task_input(git_repo, script, f"t{uuid.uuid4().hex[:8]}"), worker
+    )
+    monitor_flag = RiskSignalInput(
+        "scope_creep", "warn", "s1", "outside: README.md", {"outside": ["README.md"]}
+    )
+    await send(handle, SIGNAL_FLAG, monitor_flag)
+    result: TaskResult = await handle.result()
+
+    assert result.status.flags == ["scope_creep: outside: README.md"]  # the reviewer is told once
+    flags = [(e.kind, e.data.get("files")) for e in result.status.log if e.kind == "flag"]
+    assert flags == [("flag", ["README.md"])]
+    assert [e.kind for e in result.status.log if e.kind in ("flag", "signal")] == ["signal", "flag"]

@@ -147,6 +147,8 @@ def restore(cont: Continuation, status: TaskStatus, signals: RiskSignals, state:
     state.elapsed_before = cont.elapsed_s
     signals.seen.update(cont.signal_ids)
     signals.scope_flagged.update(cont.scope_flagged)
+    # Files told before the checkpoint were logged by the loop or the monitor's signal then.
+    signals.scope_logged.update(cont.scope_flagged)
     signals.halt = cont.halt
     signals.flags.extend(cont.flags)
     status.fingerprints = list(cont.fingerprints)

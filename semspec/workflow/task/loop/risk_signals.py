@@ -30,6 +30,11 @@ class RiskSignals:
     """Ids of signals already honoured: a redelivery is dropped."""
     scope_flagged: set[str] = field(default_factory=set)
     """Files outside the task the reviewer has been told about."""
+    scope_logged: set[str] = field(default_factory=set)
+    """Files outside the task the loop's own ``flag`` log entry has named. Kept apart from
+    ``scope_flagged``: the monitor's flag may arrive while the developer step still runs (a
+    step publishes its ``files`` event before it returns, docs/events.md), and the log must
+    still say the loop found the creep in the step's diff."""
 
     def receive(self, kind: SignalKind, signal: RiskSignalInput) -> str | None:
         """Take a signal in; the line to log, or None when it was already honoured."""
@@ -63,18 +68,22 @@ class RiskSignals:
         return known
 
     def note_scope(self, outside: Iterable[str]) -> tuple[str, list[str]] | None:
-        """Flag files outside the task the reviewer has not been told about yet.
+        """Flag files outside the task the loop has not flagged yet.
 
         Returns the note and those files, or None when there are none. The monitor flags the
         same creep, but its signal travels through NATS and the bridge and may arrive after
-        the reviewer has run; the loop's own note, from the step's diff, cannot be late.
+        the reviewer has run; the loop's own note, from the step's diff, cannot be late. It
+        may also arrive first: then the reviewer already has the monitor's note and is not
+        told twice, but the note is still returned for the task's log.
         """
-        new = sorted(set(outside) - self.scope_flagged)
+        new = sorted(set(outside) - self.scope_logged)
         if not new:
             return None
-        self.scope_flagged.update(new)
+        self.scope_logged.update(new)
         note = f"{RiskReason.SCOPE_CREEP.value}: files outside the task: {', '.join(new)}"
-        self.flags.append(note)
+        if not set(new) <= self.scope_flagged:
+            self.scope_flagged.update(new)
+            self.flags.append(note)
         return note, new
 
     def stop_requested(self) -> StopLevel | None:
