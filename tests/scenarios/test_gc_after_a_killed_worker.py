@@ -10,7 +10,10 @@ worktree, branch and checkpoint are untouched, and its workflow is still running
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +57,29 @@ def worktree_names(repo: Path) -> list[str]:
     )
 
 
+LOCK_FREE_S = 60.0
+"""How long the killed worker's gate may take to die (its parent-death signal) and let go."""
+
+
+def wait_until_free(lock: Path) -> None:
+    """Wait until no process holds ``lock`` (the kernel's flock, as gc asks), bounded: a gate of
+    the killed worker holds it until the signal its death sent has ended it."""
+    deadline = time.monotonic() + LOCK_FREE_S
+    fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                assert time.monotonic() < deadline, f"{lock} is still held"
+                time.sleep(0.2)
+                continue
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return
+    finally:
+        os.close(fd)
+
+
 async def terminate(address: str, task_id: str) -> None:
     client = await Client.connect(address)
     await client.get_workflow_handle(task_workflow_id(task_id)).terminate("lost with its worker")
@@ -91,6 +117,8 @@ def test_gc_after_a_killed_worker_removes_a_lost_tasks_leftovers_and_nothing_liv
     stack.kill("worker")
     asyncio.run(terminate(stack.temporal_address(), lost))
     assert sorted(worktree_names(repo)) == sorted(["repo", live, lost])
+    # gc leaves a lock a process holds: the lost task's gate must have died first.
+    wait_until_free(run_dir / "worktrees" / f"{lost}.gate-lock")
 
     dry = stack.cli_json("gc", "--dry-run", repo=repo)
     would = {(item["kind"], item["owner"]) for item in dry["removed"]}

@@ -42,4 +42,5 @@ def test_a_slirp4netns_that_fails_leaves_the_fence_without_network(tmp_path: Pat
     assert sandbox.bwrap == str(slirp.parent / "bwrap")
     assert sandbox.slirp4netns is None
     assert sandbox.network_reason.startswith(f"{slirp} does not work here: ")
-    assert sandbox.network_reason.endswith("cannot open /dev/net/tun")
+    # The tool's own words; the fenced side's "did not come up" may follow them on a busy machine.
+    assert "cannot open /dev/net/tun" in sandbox.network_reason
