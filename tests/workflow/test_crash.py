@@ -15,6 +15,7 @@ from typing import Any
 import pygit2
 import pytest
 
+from tests.support.event_order import check_one_turn
 from tests.support.stack import (
     Stack,
     check_gate,
@@ -120,17 +121,9 @@ def test_a_task_goes_on_while_nats_is_down_and_its_events_outlive_a_killed_worke
     stack.wait_status(task_id, lambda s: s["events_pending"] == 0, timeout_s=90)
     assert _commits_on_branch(stack, task_id) == 1
     kinds = [e.kind for e in asyncio.run(task_events(stack.nats_url(), task_id))]
-    # The workflow's own events keep their order; an agent's steps are published by its
-    # activity directly while the workflow's events go on a task queue of their own
-    # (docs/operations.md), so a step may land before the iteration event of its turn.
-    assert [k for k in kinds if k != "step"] == [
-        "iteration",
-        "files",
-        "gate",
-        "context",
-        "review",
-        "finished",
-    ]
+    # The developer step published its files before NATS went down, maybe ahead of the
+    # iteration event the outbox held; the rest waited in the outbox, in order.
+    check_one_turn(kinds, ["files", "gate", "context", "review"])
     assert kinds.count("step") == 2
 
 
