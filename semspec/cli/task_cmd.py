@@ -186,7 +186,7 @@ def _show_status(
     ctx: typer.Context, task_id: str, as_json: bool, render: Callable[[Console, TaskStatus], None]
 ) -> None:
     """Fetch a task's status and print it with ``render`` (or as JSON, the log only for logs)."""
-    from semspec.client.land_client import land_state
+    from semspec.client.land_client import land_state, unlanded_blockers
     from semspec.client.task_client import task_status
     from semspec.client.task_render import render_log, render_log_raw
 
@@ -198,14 +198,21 @@ def _show_status(
         # Where approved work is on its way to the base branch (docs/landing.md).
         # A task that lands itself says where its land is; else ask the land's workflow.
         land = None if logs else status.land or await land_state(client, task_id, status.outcome)
+        unlanded = [] if logs else await unlanded_blockers(client, status)
         if as_json:
-            print_json(
-                cli.console, jsonable(status.log) if logs else jsonable(status) | {"land": land}
-            )
+            fields = {"land": land, "waiting_for_land": unlanded}
+            print_json(cli.console, jsonable(status.log) if logs else jsonable(status) | fields)
         else:
             render(cli.console, status)
             if land is not None:
                 cli.console.print(f"  land: {land_text(task_id, land)}", markup=False)
+            for blocker in unlanded:
+                # Approved but not landed: nothing moves until someone lands it.
+                cli.console.print(
+                    f"  next: semspec task land {blocker} ({blocker} is approved and waits to be "
+                    "landed; this task starts once it is on the base)",
+                    markup=False,
+                )
 
     run_with_client(cli, body)
 

@@ -22,6 +22,7 @@ from semspec.workflow.gates.presets import resolve_gates
 if TYPE_CHECKING:
     from semspec.workflow.land.landing import LandResult
     from semspec.workflow.land.messages import LandInput
+    from semspec.workflow.task.messages import TaskStatus
 
 
 async def land_input(
@@ -119,3 +120,17 @@ async def land_state(client: Client, task_id: str, outcome: str | None) -> dict[
     except WorkflowFailureError as failed:
         return {"state": "land failed", "reason": str(failed.cause)}
     return land_state_of(result)
+
+
+async def unlanded_blockers(client: Client, status: TaskStatus) -> list[str]:
+    """The tasks a waiting task waits on that are approved and not landed: they move only when
+    someone lands them (``semspec task land``); empty when the task does not wait."""
+    if not status.waiting_on or status.outcome:
+        return []
+    blockers = []
+    for task_id in status.waiting_on:
+        other = await task_status(client, task_id)
+        land = other.land or await land_state(client, task_id, other.outcome)
+        if land is not None and land.get("state") in ("approved", "land failed"):
+            blockers.append(task_id)
+    return blockers

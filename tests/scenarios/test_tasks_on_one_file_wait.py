@@ -108,6 +108,10 @@ def test_three_tasks_on_one_file_submitted_together_wait_and_land_in_order_witho
             # Approved but not landed: the next task still waits for it.
             after = stack.status(ids[number + 1], repo=repo)
             assert after["phase"] == "waiting" and ids[number] in after["waiting_on"], after
+            # ... and its status says what moves it: landing the approved task.
+            assert ids[number] in after["waiting_for_land"], after
+            shown = stack.cli("task", "status", ids[number + 1], repo=repo).stdout
+            assert f"  next: semspec task land {ids[number]} " in shown, shown
         result = land(stack, repo, task_id)
         # Forked from the landed base: gated on the earlier changes, nothing to rebase.
         assert (result["outcome"], result["method"]) == ("landed", "fast-forward"), result
