@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.client import WorkflowExecutionStatus
 
+from semspec.vocabulary.workflow_names import LAND_WORKFLOW
 from semspec.workflow.land.land_memo import LAND_MEMO, NOT_FINISHED, land_from_memo
-from semspec.workflow.land.messages import LAND_WORKFLOW
 
 if TYPE_CHECKING:
     from temporalio.client import Client, WorkflowExecution

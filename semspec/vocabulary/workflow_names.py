@@ -10,6 +10,8 @@ from typing import Final
 
 TASK_WORKFLOW: Final = "TaskWorkflow"
 PLAN_WORKFLOW: Final = "PlanWorkflow"
+LAND_WORKFLOW: Final = "LandWorkflow"
+"""One land of an approved task (``workflow/land``); its id is ``land-<task id>``."""
 
 QUERY_STATUS: Final = "status"
 """Both workflows answer it: ``TaskStatus`` for a task, ``PlanStatus`` for a plan."""

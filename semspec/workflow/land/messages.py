@@ -7,12 +7,11 @@ Types are evaluated here (no postponed annotations): Temporal's sandbox decodes 
 their hints.
 """
 
+from semspec.vocabulary.workflow_names import LAND_WORKFLOW
 from semspec.workflow.task.land_messages import LAND_ACTIVITY, LandInput
 
 __all__ = ["LAND_ACTIVITY", "LAND_START", "LAND_WORKFLOW", "LandInput", "land_workflow_id"]
 
-LAND_WORKFLOW = "LandWorkflow"
-"""Workflow type of a land; its id is ``land_workflow_id(task_id)``."""
 LAND_START = "semspec/land-start"
 """Purpose of the owner's signature over a land's start (ADR 0004)."""
 
