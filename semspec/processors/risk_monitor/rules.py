@@ -114,6 +114,9 @@ def apply_event(
 
     for reason, rule, evidence in _own_triggers(own, event, risk):
         _fire(step, own, reason, rule, evidence, event.at)
+    if _is_resolution(event):
+        for reason, rule, evidence in _later_files_triggers(own, event, risk):
+            _fire(step, own, reason, rule, evidence, event.at)
     if event.kind == "files":
         _check_conflicts(step, own, event, states, risk)
     return step
@@ -156,8 +159,44 @@ def _own_triggers(
         yield from step_triggers(state, event, risk.steps)
 
     if event.kind == "files":
+        _remember_files(state, event)
         yield from _scope_triggers(state, event.data, risk, where)
         yield from _protected_triggers(state, event.data, risk, where)
+
+
+def _remember_files(state: TaskState, event: MonitorEvent) -> None:
+    """Keep what the task's newest ``files`` event (by the iteration it names) showed."""
+    if not isinstance(event.data, FilesPayload) or event.iteration < state.files_iteration:
+        return
+    state.files_iteration = event.iteration
+    state.files_event_id = event.event_id
+    state.files_outside = sorted(set(event.data.out_of_scope))
+    state.files_semspec = sorted({p for p in event.data.files if p.startswith(SEMSPEC_DIR)})
+    state.files_symlinks = sorted(set(event.data.escaping_symlinks))
+
+
+def _later_files_triggers(
+    state: TaskState, event: MonitorEvent, risk: RiskConfig
+) -> Iterator[tuple[str, RiskRule, SignalEvidence]]:
+    """The scope and protected rules, in the episode a human's answer just started, for a
+    ``files`` event of a later iteration than the answer's that arrived before it.
+
+    A step publishes its ``files`` event as it returns while the answer waits in the loop's
+    outbox (docs/operations.md), so the retry's change can reach the monitor first; it
+    belongs to the new episode all the same, and signals there as if it came after.
+    """
+    if state.files_iteration <= event.iteration:
+        return
+    where: dict[str, Any] = {"event_id": state.files_event_id, "iteration": state.files_iteration}
+    data = FilesPayload(
+        files=state.files_semspec,
+        task_files=[],  # the state keeps the task's files and repository already
+        repo="",
+        out_of_scope=state.files_outside,
+        escaping_symlinks=state.files_symlinks,
+    )
+    yield from _scope_triggers(state, data, risk, where)
+    yield from _protected_triggers(state, data, risk, where)
 
 
 def _context_triggers(

@@ -54,6 +54,16 @@ class TaskState:
     """Files outside the task already signalled in this episode; only new ones climb again."""
     protected: list[str] = field(default_factory=list)
     """Protected paths (under ``.semspec/``, escaping symlinks) already signalled this episode."""
+    files_iteration: int = 0
+    """The highest iteration a ``files`` event of the task named; with the next three fields,
+    what that event showed of the scope and protected rules. A step publishes its ``files``
+    event as it returns, so a retry's may arrive before the answer that started its episode
+    (docs/operations.md): the answer then checks these again in the new episode."""
+    files_event_id: str = ""
+    files_outside: list[str] = field(default_factory=list)
+    files_semspec: list[str] = field(default_factory=list)
+    """The event's paths under ``.semspec/`` (all ``files`` paths the protected rule reads)."""
+    files_symlinks: list[str] = field(default_factory=list)
     utilization: float = 0.0
     active: bool = True
     events: int = 0
